@@ -1,0 +1,75 @@
+"""A Spark driver inside the dbt process: ``method: session``.
+
+``server_side_parameters`` from the profile configure the session when it is first built
+(``spark.master``, ``spark.jars``, Delta's extension and catalog, warehouse, metastore).
+With ``spark.master: local[*]`` everything runs in this process's JVM; with ``spark://...``
+executors run on a standalone cluster. Both are this one implementation.
+"""
+
+from __future__ import annotations
+
+import glob
+import threading
+from typing import Any, ClassVar
+
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.spark_refreshable.environments.base import SparkEnvironment
+
+SETUP_HINT = "Run `make setup` in the dbt-refreshable project (it fetches them into .spark/jars)"
+
+
+class InProcessSparkEnvironment(SparkEnvironment):
+    _instance: ClassVar[InProcessSparkEnvironment | None] = None
+    _instance_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, server_side_parameters: dict[str, str]) -> None:
+        super().__init__()
+        self.server_side_parameters = dict(server_side_parameters)
+        self._session: Any = None
+
+    @classmethod
+    def shared(cls, credentials: Any) -> InProcessSparkEnvironment:
+        """One per process: a process has one SparkContext."""
+        with cls._instance_lock:
+            if cls._instance is None:
+                cls._instance = cls(credentials.server_side_parameters or {})
+            return cls._instance
+
+    def base_session(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                self._session = self._build_session()
+            return self._session
+
+    def isolated_session(self) -> Any:
+        return self.base_session().newSession()
+
+    def _build_session(self) -> Any:
+        from pyspark.sql import SparkSession
+
+        parameters = dict(self.server_side_parameters)
+        if "spark.jars" in parameters:
+            parameters["spark.jars"] = expand_jars(parameters["spark.jars"])
+        builder = SparkSession.builder.enableHiveSupport()
+        for key, value in parameters.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
+
+
+def expand_jars(spark_jars: str) -> str:
+    """Expand the globs in ``spark.jars`` (Spark does not, for local files), and fail early
+    and clearly when a pattern matches nothing."""
+    expanded = []
+    for pattern in filter(None, (entry.strip() for entry in spark_jars.split(","))):
+        if "://" in pattern and not pattern.startswith("file:"):
+            expanded.append(pattern)  # remote jars are Spark's to fetch
+            continue
+        matches = sorted(glob.glob(pattern.removeprefix("file:")))
+        if not matches:
+            raise DbtRuntimeError(
+                f"spark.jars in the profile names {pattern!r}, which matches no file. "
+                f"Delta Lake's jars are missing. {SETUP_HINT}, or point spark.jars at them."
+            )
+        expanded.extend(matches)
+    return ",".join(expanded)

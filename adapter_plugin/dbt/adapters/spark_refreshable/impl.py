@@ -1,0 +1,56 @@
+"""The adapter: dbt-spark's, plus the `session` Python submission method and the
+refreshable engine's entry points for the materialization."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbt.adapters.base import PythonJobHelper, available
+from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt.adapters.spark.impl import SparkAdapter
+
+from dbt.adapters.spark_refreshable.__version__ import version
+from dbt.adapters.spark_refreshable.connections import (
+    ADAPTER_TYPE,
+    SparkRefreshableConnectionManager,
+)
+from dbt.adapters.spark_refreshable.python_submissions import SessionPythonJobHelper
+from dbt.adapters.spark_refreshable.responses import response_for
+
+
+class SparkRefreshableAdapter(SparkAdapter):
+    ConnectionManager = SparkRefreshableConnectionManager
+
+    @classmethod
+    def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
+        # The base class derives a module name from the class name, which is not ours.
+        from dbt.adapters.__about__ import version as base_version
+
+        return AdapterTrackingRelationInfo(
+            adapter_name=ADAPTER_TYPE,
+            base_adapter_version=base_version,
+            adapter_version=version,
+            model_adapter_details=cls._get_adapter_specific_run_info(config),
+        )
+
+    @property
+    def default_python_submission_method(self) -> str:
+        if self.config.credentials.method == SparkConnectionMethod.SESSION:
+            return "session"
+        return super().default_python_submission_method
+
+    @property
+    def python_submission_helpers(self) -> dict[str, type[PythonJobHelper]]:
+        return {**super().python_submission_helpers, "session": SessionPythonJobHelper}
+
+    def generate_python_submission_response(self, submission_result: Any) -> AdapterResponse:
+        return response_for(submission_result)
+
+    @available
+    def refreshable_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Validate a refreshable model's config; the normalized config, or a clear error."""
+        from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
+
+        return RefreshConfig.from_model_config(config).to_dict()

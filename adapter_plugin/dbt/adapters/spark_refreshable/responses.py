@@ -1,0 +1,35 @@
+"""Adapter responses of Python jobs, as dbt prints them and writes them to run_results.json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.contracts.connection import AdapterResponse
+
+# A Python job may leave its result in this global for the adapter to report.
+RESULT_GLOBAL = "dbt_job_result"
+
+
+@dataclass
+class RefreshAdapterResponse(AdapterResponse):
+    """What one refresh of a refreshable model did."""
+
+    rows_inserted: int = 0
+    rows_updated: int = 0
+    rows_deleted: int = 0
+    rows_unchanged: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    resumed: bool = False
+    refresh_id: str | None = None
+    seconds_load: float = 0.0
+    seconds_merge: float = 0.0
+    seconds_bookkeeping: float = 0.0
+
+
+def response_for(result: Any) -> AdapterResponse:
+    if isinstance(result, dict) and "refresh_id" in result:
+        fields = set(RefreshAdapterResponse.__dataclass_fields__)
+        return RefreshAdapterResponse(**{k: v for k, v in result.items() if k in fields})
+    return AdapterResponse(_message="OK")

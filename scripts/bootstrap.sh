@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Set-up for a fresh machine, safe to run again: a virtualenv with the pinned packages and the
+# adapter plugin (editable), and Delta's jars resolved once from Maven Central into .spark/jars.
+# Everything after this runs offline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv="$root/.venv"
+jars="$root/.spark/jars"
+
+say() { printf '[setup] %s\n' "$*"; }
+fingerprint() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+python_bin=${PYTHON:-}
+if [ -z "$python_bin" ]; then
+  for candidate in python3.11 python3.12 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then python_bin=$candidate; break; fi
+  done
+fi
+[ -n "$python_bin" ] || { echo "[setup] no python3 found: install Python 3.11" >&2; exit 1; }
+command -v java >/dev/null || { echo "[setup] no java found: install Java 17 (openjdk-17-jdk)" >&2; exit 1; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating virtualenv $venv with $($python_bin --version)"
+  "$python_bin" -m venv "$venv"
+fi
+
+packages_stamp="$venv/.refreshable-packages"
+packages_print=$(fingerprint adapter_plugin/pyproject.toml)
+if [ "$(cat "$packages_stamp" 2>/dev/null)" != "$packages_print" ]; then
+  say "installing pinned packages and the adapter plugin (adapter_plugin/pyproject.toml)"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  # compat mode puts adapter_plugin/ on sys.path, which dbt's pkgutil namespace needs
+  "$venv/bin/python" -m pip install --quiet -e "adapter_plugin[dev]" --config-settings editable_mode=compat
+  echo "$packages_print" > "$packages_stamp"
+else
+  say "packages up to date ($venv)"
+fi
+
+jars_stamp="$jars/.refreshable-jars"
+jars_print=$(fingerprint scripts/jars/pom.xml)
+if [ "$(cat "$jars_stamp" 2>/dev/null)" != "$jars_print" ]; then
+  command -v mvn >/dev/null || { echo "[setup] no mvn found: install Maven to fetch Delta's jars" >&2; exit 1; }
+  say "resolving Delta's jars and their dependencies from Maven Central into $jars"
+  staging_dir=$(mktemp -d "$root/.spark-jars.XXXXXX")
+  trap 'rm -rf "$staging_dir"' EXIT
+  mvn -B -q -f scripts/jars/pom.xml dependency:copy-dependencies -DoutputDirectory="$staging_dir"
+  rm -rf "$jars"; mkdir -p "$(dirname "$jars")"; mv "$staging_dir" "$jars"
+  trap - EXIT
+  echo "$jars_print" > "$jars_stamp"
+  say "$(ls "$jars"/*.jar | wc -l) jars in $jars"
+else
+  say "Delta jars up to date ($jars)"
+fi
