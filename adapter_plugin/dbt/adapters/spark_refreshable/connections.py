@@ -13,6 +13,7 @@ from dbt.adapters.spark.connections import (
     SparkConnectionMethod,
     SparkCredentials,
 )
+from dbt.adapters.spark.session import SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_refreshable import environments
@@ -47,6 +48,9 @@ class SparkRefreshableConnectionManager(SparkConnectionManager):
         if connection.credentials.method == SparkConnectionMethod.SESSION:
             # Build the session ourselves, once, so that a missing jar is a clear error.
             environments.for_credentials(connection.credentials).base_session()
+            connection = super().open(connection)
+            connection.handle = QuotingSessionConnectionWrapper(connection.handle.handle)
+            return connection
         return super().open(connection)
 
     def cancel_open(self) -> list[str]:
@@ -63,6 +67,23 @@ class SparkRefreshableConnectionManager(SparkConnectionManager):
                 yield
         except DbtRuntimeError as exc:
             raise translate_spark_error(exc) from exc
+
+
+class QuotingSessionConnectionWrapper(SessionConnectionWrapper):
+    """dbt-spark's session connection, with bindings rendered as valid Spark SQL literals.
+
+    dbt-spark's session method pastes bindings (seed rows) into the SQL text as ``'value'``:
+    a quote or backslash in a value breaks the statement, and None becomes the string
+    'None' (which ANSI mode then refuses to cast to a number or date).
+    """
+
+    @classmethod
+    def _fix_binding(cls, value: Any) -> str | float:
+        if value is None:
+            return "NULL"
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return super()._fix_binding(value)
 
 
 def translate_spark_error(exc: DbtRuntimeError) -> DbtRuntimeError:

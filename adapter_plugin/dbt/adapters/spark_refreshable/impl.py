@@ -11,6 +11,7 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 
+from dbt.adapters.spark_refreshable import environments
 from dbt.adapters.spark_refreshable.__version__ import version
 from dbt.adapters.spark_refreshable.connections import (
     ADAPTER_TYPE,
@@ -54,3 +55,37 @@ class SparkRefreshableAdapter(SparkAdapter):
         from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 
         return RefreshConfig.from_model_config(config).to_dict()
+
+    @available
+    def refreshable_tables(self, relation: Any) -> dict[str, str]:
+        """The identifiers of a refreshable model's tables (main, staging, progress, state)."""
+        return self._model_tables(relation).identifiers()
+
+    @available
+    def refreshable_checksum_sql(self, columns: list[str]) -> str:
+        """The SQL of the content checksum the engine records for a snapshot."""
+        from dbt.adapters.spark_refreshable.engine.sql import checksum_expression
+
+        return checksum_expression(list(columns))
+
+    @available
+    def refreshable_status(self, relation: Any) -> str:
+        from dbt.adapters.spark_refreshable.engine import operations
+
+        return operations.status(self._engine_session(), self._model_tables(relation))
+
+    @available
+    def refreshable_unlock(self, relation: Any, lock_timeout: Any, force: bool) -> str:
+        from dbt.adapters.spark_refreshable.engine import operations
+
+        session = self._engine_session()
+        return operations.unlock(session, self._model_tables(relation), lock_timeout, bool(force))
+
+    def _engine_session(self) -> Any:
+        return environments.for_credentials(self.config.credentials).base_session()
+
+    @staticmethod
+    def _model_tables(relation: Any) -> Any:
+        from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+
+        return ModelTables(relation.schema, relation.identifier)

@@ -1,0 +1,37 @@
+"""The engine's errors: each says what was wrong and how to fix it."""
+
+from __future__ import annotations
+
+from dbt_common.exceptions import DbtRuntimeError
+
+
+class RefreshError(DbtRuntimeError):
+    """Base of the engine's errors."""
+
+
+class ConfigError(RefreshError):
+    """A refreshable model's config is missing a key or has a value that cannot work."""
+
+
+class LockHeldError(RefreshError):
+    """Another live run holds the model's refresh lock."""
+
+
+class LeaseLostError(RefreshError):
+    """This run's lock was taken over by another run; it must stop."""
+
+
+class SnapshotRejectedError(RefreshError):
+    """The snapshot failed validation; main was not touched."""
+
+
+class SchemaChangeError(RefreshError):
+    """The snapshot's columns differ from main's in a way on_schema_change does not allow."""
+
+
+class RefreshCancelledError(RefreshError):
+    """dbt was cancelled; the refresh stopped at a chunk boundary and can be resumed."""
+
+
+class InjectedFault(RefreshError):
+    """Raised at a named crash point when a test asks for it (see ``faults``)."""

@@ -1,0 +1,183 @@
+"""Refreshing: evaluate the snapshot into staging, laid out by vnode, and validate it
+before main is touched.
+
+Staging holds the snapshot's columns plus the vnode, partitioned by vnode, one file per
+vnode, so each merge chunk reads exactly its own slice. One pass over staging then yields
+per-vnode row counts (the chunk plan), null keys and the content checksum; a second finds
+duplicate keys. The delete guards run last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX, VNODE_COLUMN, ModelTables
+from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
+from dbt.adapters.spark_refreshable.engine.sql import (
+    column_list,
+    ident,
+    row_hash_expression,
+    vnode_expression,
+)
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, columns_of, plan_schema
+
+EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class StagedSnapshot:
+    rows: int
+    checksum: str
+    vnode_rows: dict[int, int]
+
+
+def as_spark_frame(spark: Any, result: Any) -> Any:
+    """A model's result as a Spark DataFrame (a Python model may return pandas)."""
+    if hasattr(result, "schema") and hasattr(result, "write"):
+        return result
+    if hasattr(result, "to_spark"):  # pandas-on-Spark
+        return result.to_spark()
+    try:
+        import pandas
+    except ImportError:
+        pandas = None
+    if pandas is not None and isinstance(result, pandas.DataFrame):
+        return spark.createDataFrame(result)
+    raise TypeError(
+        f"A refreshable Python model must return a Spark or pandas DataFrame, got "
+        f"{type(result).__name__}."
+    )
+
+
+def staged_vnode_rows(spark: Any, tables: ModelTables) -> dict[int, int]:
+    rows = spark.sql(
+        f"SELECT {ident(VNODE_COLUMN)} AS vnode, count(*) AS n FROM {tables.staging} "
+        f"GROUP BY {ident(VNODE_COLUMN)}"
+    ).collect()
+    return {int(r["vnode"]): int(r["n"]) for r in rows}
+
+
+def resolve_keys(snapshot_columns: list[str], config: RefreshConfig) -> tuple[str, ...]:
+    """The unique_key columns as the snapshot spells them; a clear error if one is missing."""
+    by_lower = {c.lower(): c for c in snapshot_columns}
+    missing = [k for k in config.unique_key if k.lower() not in by_lower]
+    if missing:
+        raise ConfigError(
+            f"unique_key column(s) {missing} are not in the model's result, whose columns are "
+            f"{snapshot_columns}. Fix unique_key in the model's config or select the column(s)."
+        )
+    reserved = [c for c in snapshot_columns if c.lower().startswith(RESERVED_PREFIX)]
+    if reserved:
+        raise ConfigError(
+            f"Columns {reserved} use the prefix {RESERVED_PREFIX}, reserved for the engine; "
+            f"rename them in the model."
+        )
+    return tuple(by_lower[k.lower()] for k in config.unique_key)
+
+
+def plan_for(
+    spark: Any, snapshot: Any, tables: ModelTables, config: RefreshConfig, main_exists: bool
+) -> tuple[tuple[str, ...], SchemaPlan]:
+    """Keys and schema plan, checked on the snapshot's schema alone: no data read yet."""
+    snapshot_columns = [(f.name, f.dataType.simpleString()) for f in snapshot.schema.fields]
+    keys = resolve_keys([name for name, _ in snapshot_columns], config)
+    main_columns = columns_of(spark, tables.main) if main_exists else None
+    return keys, plan_schema(snapshot_columns, main_columns, keys, config.on_schema_change)
+
+
+def write_staging(snapshot: Any, tables: ModelTables, keys: tuple[str, ...], vnodes: int) -> None:
+    from pyspark.sql import functions as F
+
+    staged = snapshot.withColumn(VNODE_COLUMN, F.expr(vnode_expression(keys, vnodes)))
+    (
+        staged.repartition(VNODE_COLUMN)
+        .write.format("delta")
+        .mode("overwrite")
+        .option("overwriteSchema", "true")
+        .partitionBy(VNODE_COLUMN)
+        .saveAsTable(tables.staging)
+    )
+
+
+def summarize_staging(
+    spark: Any, tables: ModelTables, keys: tuple[str, ...], columns: list[str]
+) -> StagedSnapshot:
+    """One pass: rows and checksum per vnode; rejects null keys."""
+    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+    rows = spark.sql(
+        f"SELECT {ident(VNODE_COLUMN)} AS vnode, count(*) AS n, "
+        f"sum(CAST({row_hash_expression(columns)} AS DECIMAL(38,0))) AS checksum, "
+        f"count_if({null_key}) AS null_keys "
+        f"FROM {tables.staging} GROUP BY {ident(VNODE_COLUMN)}"
+    ).collect()
+    null_keys = sum(r["null_keys"] for r in rows)
+    if null_keys:
+        examples = spark.sql(f"SELECT * FROM {tables.staging} WHERE {null_key} LIMIT {EXAMPLES}")
+        raise SnapshotRejectedError(
+            f"The snapshot has {null_keys} row(s) with a NULL in unique_key {list(keys)}, e.g. "
+            f"{_examples(examples)}. Every row needs a key: filter or "
+            f"coalesce them in the model. Main was not touched."
+        )
+    return StagedSnapshot(
+        rows=sum(r["n"] for r in rows),
+        checksum=str(int(sum(r["checksum"] for r in rows))) if rows else "0",
+        vnode_rows={int(r["vnode"]): int(r["n"]) for r in rows},
+    )
+
+
+def reject_duplicates(spark: Any, tables: ModelTables, keys: tuple[str, ...]) -> None:
+    duplicates = spark.sql(
+        f"SELECT {column_list(keys)}, count(*) AS copies FROM {tables.staging} "
+        f"GROUP BY {column_list(keys)} HAVING count(*) > 1 LIMIT {EXAMPLES}"
+    ).collect()
+    if duplicates:
+        shown = "; ".join(
+            ", ".join(f"{k}={row[k]!r}" for k in keys) + f" ({row['copies']} rows)"
+            for row in duplicates
+        )
+        raise SnapshotRejectedError(
+            f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown}. "
+            f"unique_key must identify one row: fix the model (deduplicate) or the key. "
+            f"Main was not touched."
+        )
+
+
+def check_delete_guards(
+    spark: Any,
+    tables: ModelTables,
+    keys: tuple[str, ...],
+    config: RefreshConfig,
+    staged: StagedSnapshot,
+    main_exists: bool,
+) -> None:
+    if not main_exists:
+        return
+    main_rows = spark.table(tables.main).count()
+    if main_rows == 0:
+        return
+    if staged.rows == 0 and not config.allow_empty_snapshot:
+        raise SnapshotRejectedError(
+            f"The snapshot is empty and would delete all {main_rows} rows of {tables.display}. "
+            f"If that is intended, set allow_empty_snapshot=true in the model's config (for "
+            f"one run: allow_empty_snapshot=var('allow_empty_snapshot', false) and "
+            f"--vars 'allow_empty_snapshot: true'). Main was not touched."
+        )
+    if config.max_delete_fraction is None:
+        return
+    on = " AND ".join(f"m.{ident(k)} = s.{ident(k)}" for k in keys)
+    deletes = spark.sql(
+        f"SELECT count(*) FROM {tables.main} m LEFT ANTI JOIN {tables.staging} s ON {on}"
+    ).collect()[0][0]
+    if deletes > config.max_delete_fraction * main_rows:
+        raise SnapshotRejectedError(
+            f"The snapshot would delete {deletes} of {main_rows} rows of {tables.display} "
+            f"({deletes / main_rows:.1%}), more than max_delete_fraction="
+            f"{config.max_delete_fraction}. If that is intended, raise max_delete_fraction "
+            f"(or unset it). Main was not touched."
+        )
+
+
+def _examples(frame: Any) -> str:
+    return "; ".join(str(row.asDict()) for row in frame.drop(VNODE_COLUMN).collect())

@@ -1,0 +1,307 @@
+"""One run of a refreshable model, start to end: the job the materialization submits.
+
+    acquire lease -> recover (see ``recovery``) -> load -> validate -> FINISHING
+      -> merge chunk by chunk (checkpoint, heartbeat, cancellation between chunks)
+      -> CLEANUP -> IDLE
+
+On a failure the run gives its lease up so that the next run can go on at once: a failed
+load goes back to IDLE (staging is rewritten next time); a failed or cancelled merge stays
+in FINISHING and is resumed. A lost lease stops the run without touching anything.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from dbt.adapters.spark_refreshable.engine import load, progress
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    InjectedFault,
+    RefreshCancelledError,
+)
+from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
+from dbt.adapters.spark_refreshable.engine.merge import merge_chunk
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
+from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
+from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
+from dbt.adapters.spark_refreshable.engine.state import (
+    RELEASED_OWNER,
+    Heartbeat,
+    Lease,
+    Owner,
+    Phase,
+    owner_is_alive,
+)
+from dbt.adapters.spark_refreshable.engine.tables import (
+    SchemaPlan,
+    create_or_evolve_main,
+    drop_all,
+    ensure_state_table,
+    table_exists,
+    table_format,
+)
+
+CYCLE_FIELDS_CLEARED = dict.fromkeys(
+    (
+        "refresh_id",
+        "started_at",
+        "vnodes",
+        "chunks_total",
+        "snapshot_rows",
+        "snapshot_checksum",
+        "cycle_plan",
+    )
+)
+
+
+def run_refresh(
+    spark: Any, request: dict[str, Any], snapshot: Callable[[], Any], job: Any = None
+) -> dict[str, Any]:
+    """Refresh one model. ``request``: model, schema, identifier, config, full_refresh,
+    invocation_id. ``snapshot`` evaluates the model (called at most once, only when a new
+    cycle loads). ``job``: the JobContext whose ``cancelled`` event stops the merge."""
+    run = RefreshRun(
+        spark=spark,
+        tables=ModelTables(request["schema"], request["identifier"]),
+        config=RefreshConfig.from_model_config(request["config"]),
+        owner=Owner.this_process(request.get("invocation_id") or "unknown"),
+        job=job,
+    )
+    return run.execute(snapshot, full_refresh=bool(request.get("full_refresh")))
+
+
+class RefreshRun:
+    def __init__(
+        self, spark: Any, tables: ModelTables, config: RefreshConfig, owner: Owner, job: Any = None
+    ) -> None:
+        self.spark = spark
+        self.tables = tables
+        self.config = config
+        self.lease = Lease(spark, tables.state, owner, config.lock_timeout)
+        self.job = job
+        self.faults = FaultPlan()
+        self.clock = Stopwatch()
+        self.report = ProgressReporter(tables.display)
+        self.view = f"refreshable_changes_{owner.owner_id}"
+        self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
+
+    # -- the run ---------------------------------------------------------------------
+    def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
+        with self.clock.measure("bookkeeping"):
+            if full_refresh:
+                self._drop_for_full_refresh()
+            ensure_state_table(self.spark, self.tables)
+            found = self.lease.acquire()
+        try:
+            with Heartbeat(self.lease, self.config.heartbeat_interval):
+                self._run(found, snapshot)
+        except InjectedFault:
+            self.lease.forget()  # a simulated crash: leave the state as a crash would
+            raise
+        except BaseException:
+            self._give_up()
+            raise
+        self.lease.forget()
+        return self._result()
+
+    def _run(self, found: Any, snapshot: Callable[[], Any]) -> None:
+        recovery = recovery_for(found)
+        if recovery is not Recovery.NONE:
+            self.report.say(describe(recovery, found))
+        if recovery is Recovery.RESUME_MERGE:
+            self.result["resumed"] = True
+            self._merge_and_clean_up()
+            return
+        if recovery is Recovery.FINISH_CLEANUP:
+            self._clean_up()
+            with self.clock.measure("bookkeeping"):
+                self.lease.acquire()
+        elif recovery is Recovery.DISCARD_PARTIAL_LOAD:
+            with self.clock.measure("bookkeeping"):
+                self._discard_staging()
+                self.lease.restart_cycle()
+        self._load(snapshot)
+        self._merge_and_clean_up()
+
+    def _drop_for_full_refresh(self) -> None:
+        if table_exists(self.spark, self.tables.state):
+            found = self.lease.read()
+            if owner_is_alive(found, self.lease.me, self.config.lock_timeout, time.time()):
+                raise self.lease.held_error(found)
+        self.report.say("--full-refresh: dropping main, staging, progress and state")
+        drop_all(self.spark, self.tables)
+
+    def _give_up(self) -> None:
+        """After a failure: hand the lease back so the next run can go on at once."""
+        try:
+            if self.lease.lost is not None:
+                return
+            if self.lease.state.current_phase is Phase.REFRESHING and self.lease.holds():
+                self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
+            else:
+                self.lease.release()
+        except Exception as exc:
+            self.report.say(f"could not release the lock ({exc}); it expires after lock_timeout")
+        finally:
+            self.lease.forget()
+
+    # -- Refreshing ------------------------------------------------------------------
+    def _load(self, snapshot: Callable[[], Any]) -> None:
+        spark, tables, config = self.spark, self.tables, self.config
+        refresh_id = self.lease.state.refresh_id
+        with self.clock.measure("load"):
+            main_exists = table_exists(spark, tables.main)
+            if main_exists and table_format(spark, tables.main) != "delta":
+                raise ConfigError(
+                    f"{tables.display} exists and is not a Delta table "
+                    f"({table_format(spark, tables.main)}). Drop it, or run "
+                    f"`dbt run --full-refresh --select <model>` to rebuild it as refreshable."
+                )
+            self.report.say(f"loading the snapshot into staging (cycle {refresh_id})")
+            frame = load.as_spark_frame(spark, snapshot())
+            keys, plan = load.plan_for(spark, frame, tables, config, main_exists)
+            load.write_staging(frame, tables, keys, config.vnodes)
+            self.faults.reached("loading")
+            staged = load.summarize_staging(spark, tables, keys, plan.columns)
+            load.reject_duplicates(spark, tables, keys)
+            load.check_delete_guards(spark, tables, keys, config, staged, main_exists)
+        with self.clock.measure("bookkeeping"):
+            chunks = progress.plan_chunks(staged.vnode_rows, config.vnodes, config.merge_chunk_rows)
+            progress.write_plan(spark, tables, refresh_id, chunks, staged.vnode_rows)
+            cycle_plan = {
+                "keys": list(keys),
+                "columns": plan.columns,
+                "add": plan.add,
+                "drop": plan.drop,
+            }
+            self.lease.transition(
+                Phase.FINISHING,
+                vnodes=config.vnodes,
+                chunks_total=len(chunks),
+                snapshot_rows=staged.rows,
+                snapshot_checksum=staged.checksum,
+                cycle_plan=json.dumps(cycle_plan),
+            )
+        self.report.say(f"staged {staged.rows:,} rows; staging is whole (FINISHING)")
+        self.faults.reached("finishing")
+
+    # -- Merging ---------------------------------------------------------------------
+    def _merge_and_clean_up(self) -> None:
+        state = self.lease.state
+        cycle = json.loads(state.cycle_plan)
+        keys, columns = tuple(cycle["keys"]), cycle["columns"]
+        plan = SchemaPlan(columns, [tuple(c) for c in cycle["add"]], cycle["drop"])
+        with self.clock.measure("merge"):
+            create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
+        with self.clock.measure("bookkeeping"):
+            chunks = progress.read_plan(self.spark, self.tables, state.refresh_id)
+            if not chunks:  # FINISHING implies a plan; rebuild one rather than skip the merge
+                chunks = self._replan(state.vnodes)
+        pending = [c for c in chunks if not c.done]
+        rows_done = sum(c.staged_rows for c in chunks if c.done)
+        changed = sum(c.rows_inserted + c.rows_updated + c.rows_deleted for c in chunks if c.done)
+        self.report.merge_started(
+            len(chunks), len(chunks) - len(pending), sum(c.staged_rows for c in chunks), rows_done
+        )
+        merge_started = time.monotonic()
+        for chunk in pending:
+            self._check_may_continue(merge_started)
+            with self.clock.measure("merge"):
+                done = merge_chunk(
+                    self.spark, self.tables, keys, columns, state.vnodes, chunk, self.view
+                )
+            self.faults.reached("chunk_committed")
+            with self.clock.measure("bookkeeping"):
+                progress.mark_done(
+                    self.spark,
+                    self.tables,
+                    state.refresh_id,
+                    chunk,
+                    done.per_vnode,
+                    done.main_version,
+                )
+            self.faults.reached("chunk_done")
+            self.result["chunks_done"] += 1
+            rows_done += chunk.staged_rows
+            changed += sum(done.total(op) for op in "IUD")
+            self.report.chunk_done(rows_done, changed)
+        with self.clock.measure("bookkeeping"):
+            final = progress.read_plan(self.spark, self.tables, state.refresh_id)
+        self.result.update(
+            refresh_id=state.refresh_id,
+            chunks_total=len(final),
+            rows_inserted=sum(c.rows_inserted for c in final),
+            rows_updated=sum(c.rows_updated for c in final),
+            rows_deleted=sum(c.rows_deleted for c in final),
+        )
+        self.result["rows_unchanged"] = (
+            state.snapshot_rows - self.result["rows_inserted"] - self.result["rows_updated"]
+        )
+        self.lease.transition(
+            Phase.CLEANUP,
+            last_refresh_id=state.refresh_id,
+            last_completed_at=time.time(),
+            last_rows=state.snapshot_rows,
+            last_checksum=state.snapshot_checksum,
+            last_columns=json.dumps(columns),
+        )
+        self._clean_up()
+
+    def _replan(self, vnodes: int) -> list[progress.Chunk]:
+        self.report.say("the chunk plan is missing; planning again from staging")
+        vnode_rows = load.staged_vnode_rows(self.spark, self.tables)
+        chunks = progress.plan_chunks(vnode_rows, vnodes, self.config.merge_chunk_rows)
+        progress.write_plan(
+            self.spark, self.tables, self.lease.state.refresh_id, chunks, vnode_rows
+        )
+        return chunks
+
+    def _check_may_continue(self, merge_started: float) -> None:
+        """Between chunks: honour cancellation, the time budget, and the lease."""
+        if self.job is not None and self.job.cancelled.is_set():
+            raise RefreshCancelledError(
+                f"{self.tables.display}: cancelled between chunks; the merge is checkpointed "
+                f"and the next `dbt run` resumes it."
+            )
+        budget = self.config.merge_time_budget
+        if budget is not None and time.monotonic() - merge_started > budget:
+            raise RefreshCancelledError(
+                f"{self.tables.display}: merge_time_budget of {budget:.0f}s used up after "
+                f"{self.result['chunks_done']} chunk(s); the merge is checkpointed and the "
+                f"next `dbt run` resumes it."
+            )
+        with self.clock.measure("bookkeeping"):
+            self.lease.ensure_held()
+
+    # -- Cleanup ---------------------------------------------------------------------
+    def _discard_staging(self) -> None:
+        if table_exists(self.spark, self.tables.staging):
+            self.spark.sql(f"DELETE FROM {self.tables.staging}")
+        progress.reset(self.spark, self.tables)
+
+    def _clean_up(self) -> None:
+        with self.clock.measure("bookkeeping"):
+            self._discard_staging()
+            self.faults.reached("cleanup")
+            self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
+
+    def _result(self) -> dict[str, Any]:
+        r = self.result
+        seconds = self.clock.seconds
+        verb = "RESUMED" if r["resumed"] else "REFRESHED"
+        message = (
+            f"{verb} +{r['rows_inserted']} ~{r['rows_updated']} -{r['rows_deleted']} "
+            f"={r['rows_unchanged']} in {r['chunks_done']}/{r['chunks_total']} chunk(s)"
+        )
+        return {
+            **r,
+            "_message": message,
+            "rows_affected": r["rows_inserted"] + r["rows_updated"] + r["rows_deleted"],
+            "seconds_load": round(seconds["load"], 3),
+            "seconds_merge": round(seconds["merge"], 3),
+            "seconds_bookkeeping": round(seconds["bookkeeping"], 3),
+        }

@@ -1,0 +1,381 @@
+"""The state machine and the lease: one source of truth for who may refresh a model.
+
+A model's state is one row of a Delta table (``naming.ModelTables.state``). Every change
+is a compare-and-set: ``UPDATE ... WHERE lease_version = <the version read>``. Of two
+racing writers Delta lets one commit and fails the other with a concurrent-modification
+error (or the other's predicate matches nothing), so two processes can never both win.
+
+Phases and the only transitions allowed::
+
+    IDLE --acquire--> REFRESHING --staging whole--> FINISHING --merged--> CLEANUP --> IDLE
+                      REFRESHING --load failed / orphaned--> IDLE
+
+The owner of a non-IDLE state holds a lease renewed by heartbeats. It counts as gone when
+it released the lease, when its heartbeat is older than ``lock_timeout``, or at once when
+it ran on this host and its process is gone (process id checked with its start time, so a
+reused id is not mistaken for it), or ran in this process and is no longer running.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from typing import Any
+
+from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
+from dbt.adapters.spark_refreshable.engine.sql import literal
+
+
+class Phase(str, Enum):
+    IDLE = "IDLE"
+    REFRESHING = "REFRESHING"
+    FINISHING = "FINISHING"
+    CLEANUP = "CLEANUP"
+
+
+TRANSITIONS: dict[Phase, frozenset[Phase]] = {
+    Phase.IDLE: frozenset({Phase.REFRESHING}),
+    Phase.REFRESHING: frozenset({Phase.FINISHING, Phase.IDLE}),
+    Phase.FINISHING: frozenset({Phase.CLEANUP}),
+    Phase.CLEANUP: frozenset({Phase.IDLE}),
+}
+
+# Leases held by runs in this process right now (owner ids).
+_ACTIVE_OWNERS: set[str] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of a process (Linux /proc), to tell a reused pid from the owner."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who runs a refresh: a fresh id per run, plus where it runs, for humans and liveness."""
+
+    owner_id: str
+    host: str
+    pid: int
+    pid_started: str | None
+    invocation: str
+
+    @classmethod
+    def this_process(cls, invocation: str) -> Owner:
+        pid = os.getpid()
+        return cls(uuid.uuid4().hex, socket.gethostname(), pid, _process_start(pid), invocation)
+
+    def describe(self) -> str:
+        return f"dbt invocation {self.invocation} (host {self.host}, pid {self.pid})"
+
+
+@dataclass(frozen=True)
+class State:
+    """The state row. Times are epoch seconds."""
+
+    phase: str = Phase.IDLE.value
+    lease_version: int = 0
+    refresh_id: str | None = None
+    owner_id: str | None = None
+    owner_host: str | None = None
+    owner_pid: int | None = None
+    owner_pid_started: str | None = None
+    owner_invocation: str | None = None
+    started_at: float | None = None
+    heartbeat_at: float | None = None
+    vnodes: int | None = None
+    chunks_total: int | None = None
+    snapshot_rows: int | None = None
+    snapshot_checksum: str | None = None
+    cycle_plan: str | None = None  # JSON: keys, columns, columns to add and drop
+    last_refresh_id: str | None = None
+    last_completed_at: float | None = None
+    last_rows: int | None = None
+    last_checksum: str | None = None
+    last_columns: str | None = None
+
+    @property
+    def current_phase(self) -> Phase:
+        return Phase(self.phase)
+
+    def owner_description(self) -> str:
+        if self.owner_id is None:
+            return "nobody (released)"
+        return (
+            f"dbt invocation {self.owner_invocation} (host {self.owner_host}, pid {self.owner_pid})"
+        )
+
+
+STATE_COLUMNS: dict[str, str] = {
+    "phase": "STRING",
+    "lease_version": "BIGINT",
+    "refresh_id": "STRING",
+    "owner_id": "STRING",
+    "owner_host": "STRING",
+    "owner_pid": "BIGINT",
+    "owner_pid_started": "STRING",
+    "owner_invocation": "STRING",
+    "started_at": "DOUBLE",
+    "heartbeat_at": "DOUBLE",
+    "vnodes": "BIGINT",
+    "chunks_total": "BIGINT",
+    "snapshot_rows": "BIGINT",
+    "snapshot_checksum": "STRING",
+    "cycle_plan": "STRING",
+    "last_refresh_id": "STRING",
+    "last_completed_at": "DOUBLE",
+    "last_rows": "BIGINT",
+    "last_checksum": "STRING",
+    "last_columns": "STRING",
+}
+assert list(STATE_COLUMNS) == [f.name for f in fields(State)]
+
+RELEASED_OWNER = dict.fromkeys(
+    ("owner_id", "owner_host", "owner_pid", "owner_pid_started", "owner_invocation", "heartbeat_at")
+)
+
+
+def owner_is_alive(state: State, me: Owner, lock_timeout: float, now: float) -> bool:
+    if state.owner_id is None:
+        return False
+    if (
+        state.owner_host == me.host
+        and state.owner_pid == me.pid
+        and (state.owner_pid_started == me.pid_started)
+    ):
+        with _ACTIVE_LOCK:
+            return state.owner_id in _ACTIVE_OWNERS
+    if state.owner_host == me.host and state.owner_pid is not None:
+        if not _process_exists(state.owner_pid):
+            return False
+        started = _process_start(state.owner_pid)
+        if started is not None and started != state.owner_pid_started:
+            return False
+    return state.heartbeat_at is not None and now - state.heartbeat_at < lock_timeout
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """A Delta optimistic-concurrency failure: another writer committed first."""
+    text = f"{type(exc).__name__} {exc}"
+    return (
+        "DELTA_CONCURRENT" in text
+        or "ConcurrentModification" in text
+        or ("Concurrent" in type(exc).__name__)
+    )
+
+
+class Lease:
+    """This run's hold on a model's state. All state writes go through here, serialized by
+    a lock, so the heartbeat thread and the refresh never race each other."""
+
+    def __init__(self, spark: Any, table: str, me: Owner, lock_timeout: float) -> None:
+        self.spark = spark
+        self.table = table
+        self.me = me
+        self.lock_timeout = lock_timeout
+        self.state = State()
+        self.lost: str | None = None
+        self._lock = threading.RLock()
+
+    # -- reading ---------------------------------------------------------------------
+    def read(self) -> State:
+        rows = self.spark.table(self.table).collect()
+        if len(rows) != 1:
+            raise LeaseLostError(
+                f"{self.table} should hold exactly one state row and holds {len(rows)}. "
+                f"Repair with `dbt run --full-refresh` on the model."
+            )
+        row = rows[0].asDict()
+        with self._lock:
+            self.state = State(**{name: row.get(name) for name in STATE_COLUMNS})
+            return self.state
+
+    def holds(self) -> bool:
+        return self.state.owner_id == self.me.owner_id and self.lost is None
+
+    # -- compare-and-set -------------------------------------------------------------
+    def _compare_and_set(self, changes: dict[str, Any], require_owner: bool) -> bool:
+        """Apply ``changes`` if nobody changed the state since we read it."""
+        with self._lock:
+            expected = self.state
+            if require_owner and expected.owner_id != self.me.owner_id:
+                return False
+            new = replace(expected, lease_version=expected.lease_version + 1, **changes)
+            assignments = ", ".join(
+                f"{name} = {literal(getattr(new, name))}"
+                for name in STATE_COLUMNS
+                if getattr(new, name) != getattr(expected, name)
+            )
+            where = f"lease_version = {expected.lease_version}"
+            if require_owner:
+                where += f" AND owner_id = {literal(self.me.owner_id)}"
+            try:
+                result = self.spark.sql(f"UPDATE {self.table} SET {assignments} WHERE {where}")
+                won = result.collect()[0][0] == 1
+            except Exception as exc:
+                if not is_commit_conflict(exc):
+                    raise
+                won = False
+            if won:
+                self.state = new
+            return won
+
+    def _claim(self, **changes: Any) -> dict[str, Any]:
+        now = time.time()
+        return {
+            "owner_id": self.me.owner_id,
+            "owner_host": self.me.host,
+            "owner_pid": self.me.pid,
+            "owner_pid_started": self.me.pid_started,
+            "owner_invocation": self.me.invocation,
+            "heartbeat_at": now,
+            **changes,
+        }
+
+    def acquire(self, attempts: int = 5) -> State:
+        """Own the state: start a cycle from IDLE, or take over from a gone owner.
+
+        Returns the state as it was before we owned it (its phase tells what to recover).
+        Raises :class:`LockHeldError` when a live owner holds it."""
+        for _ in range(attempts):
+            found = self.read()
+            if found.current_phase is Phase.IDLE:
+                changes = self._claim(
+                    phase=Phase.REFRESHING.value,
+                    refresh_id=uuid.uuid4().hex,
+                    started_at=time.time(),
+                )
+            elif owner_is_alive(found, self.me, self.lock_timeout, time.time()):
+                raise self.held_error(found)
+            else:
+                changes = self._claim()
+            if self._compare_and_set(changes, require_owner=False):
+                with _ACTIVE_LOCK:
+                    _ACTIVE_OWNERS.add(self.me.owner_id)
+                return found
+        raise self.held_error(self.read())
+
+    def held_error(self, found: State) -> LockHeldError:
+        since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(found.started_at or 0))
+        beat = time.time() - (found.heartbeat_at or 0)
+        return LockHeldError(
+            f"{self.table} is being refreshed by {found.owner_description()}: phase "
+            f"{found.phase} since {since}, last heartbeat {beat:.0f}s ago (lock_timeout "
+            f"{self.lock_timeout:.0f}s). Wait for it to finish; if that run is dead, the lock "
+            f"is free once its heartbeat is older than lock_timeout, or release it now with "
+            f"`dbt run-operation refreshable_unlock --args '{{model: <name>, force: true}}'`."
+        )
+
+    def restart_cycle(self) -> None:
+        """Discard the cycle in REFRESHING we took over: same phase, a new refresh id."""
+        if not self._compare_and_set(
+            {"refresh_id": uuid.uuid4().hex, "started_at": time.time()}, require_owner=True
+        ):
+            self._lose("restarting the cycle")
+
+    def transition(self, to: Phase, **changes: Any) -> None:
+        """Move to phase ``to``; only the owner may, and only along TRANSITIONS."""
+        with self._lock:
+            current = self.state.current_phase
+            if to not in TRANSITIONS[current]:
+                raise ValueError(f"state machine: {current.value} -> {to.value} is not allowed")
+            if not self._compare_and_set({"phase": to.value, **changes}, require_owner=True):
+                self._lose(f"moving to {to.value}")
+
+    def heartbeat(self) -> None:
+        with self._lock:
+            if self.lost is not None or self.state.owner_id != self.me.owner_id:
+                return  # not holding it (e.g. between cleanup and the next cycle)
+            if self._compare_and_set({"heartbeat_at": time.time()}, require_owner=True):
+                return
+            # a conflict may be transient: look again before giving up
+            self.read()
+            if self.state.owner_id != self.me.owner_id or not self._compare_and_set(
+                {"heartbeat_at": time.time()}, require_owner=True
+            ):
+                self._lose("renewing the heartbeat")
+
+    def ensure_held(self) -> None:
+        """Before each chunk: stop if the lease was taken over."""
+        with self._lock:
+            if self.lost is None and self.read().owner_id != self.me.owner_id:
+                self._lose("checking the lease")
+            if self.lost is not None:
+                raise LeaseLostError(self.lost)
+
+    def release(self, **changes: Any) -> None:
+        """Give the lease up (the phase stays unless ``changes`` say otherwise), so the next
+        run can go on at once. Does nothing if we no longer hold it."""
+        try:
+            with self._lock:
+                if self.lost is None:
+                    self._compare_and_set({**RELEASED_OWNER, **changes}, require_owner=True)
+        finally:
+            self.forget()
+
+    def force_release(self) -> None:
+        """Take the lease from whoever holds it (an operator's unlock)."""
+        if not self._compare_and_set(dict(RELEASED_OWNER), require_owner=False):
+            raise LeaseLostError(f"{self.table} changed while unlocking; look again and retry.")
+
+    def forget(self) -> None:
+        with _ACTIVE_LOCK:
+            _ACTIVE_OWNERS.discard(self.me.owner_id)
+
+    def _lose(self, doing: str) -> None:
+        try:
+            found = self.read()
+        except Exception:
+            found = self.state
+        self.lost = (
+            f"This run lost the refresh lock on {self.table} while {doing}: it is now held by "
+            f"{found.owner_description()} in phase {found.phase}. This run stopped; the new "
+            f"owner carries on from the last checkpoint."
+        )
+        raise LeaseLostError(self.lost)
+
+
+class Heartbeat:
+    """Renews a lease in the background every ``interval`` seconds while a run works."""
+
+    def __init__(self, lease: Lease, interval: float) -> None:
+        self.lease = lease
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="refreshable-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.lease.heartbeat()
+            except LeaseLostError:
+                return
+            except Exception:
+                continue

@@ -1,0 +1,36 @@
+{#-- Operations for people: `dbt run-operation refreshable_status` and
+     `dbt run-operation refreshable_unlock --args '{model: orders}'`. --#}
+
+{% macro refreshable_status() %}
+  {%- set nodes = spark_refreshable__refreshable_nodes() -%}
+  {%- if nodes | length == 0 -%}
+    {{ log("No refreshable models in this project.", info=True) }}
+  {%- endif -%}
+  {%- for node in nodes -%}
+    {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias) -%}
+    {{ log(adapter.refreshable_status(relation), info=True) }}
+  {%- endfor -%}
+{% endmacro %}
+
+{% macro refreshable_unlock(model, force=false) %}
+  {%- set matches = spark_refreshable__refreshable_nodes() | selectattr('name', 'equalto', model) | list -%}
+  {%- if matches | length == 0 -%}
+    {{ exceptions.raise_compiler_error(
+        "refreshable_unlock: no refreshable model named '" ~ model ~ "'. Refreshable models: "
+        ~ (spark_refreshable__refreshable_nodes() | map(attribute='name') | join(', ') or 'none')) }}
+  {%- endif -%}
+  {%- set node = matches[0] -%}
+  {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias) -%}
+  {%- set lock_timeout = node.config.get('lock_timeout') -%}
+  {{ log(adapter.refreshable_unlock(relation, lock_timeout, force), info=True) }}
+{% endmacro %}
+
+{% macro spark_refreshable__refreshable_nodes() %}
+  {%- set nodes = [] -%}
+  {%- if execute -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.config.materialized == 'refreshable' -%}
+      {%- do nodes.append(node) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return(nodes) }}
+{% endmacro %}
