@@ -48,6 +48,7 @@ class InProcessSparkEnvironment(SparkEnvironment):
     def _build_session(self) -> Any:
         from pyspark.sql import SparkSession
 
+        keep_delta_error_messages()
         parameters = dict(self.server_side_parameters)
         if "spark.jars" in parameters:
             parameters["spark.jars"] = expand_jars(parameters["spark.jars"])
@@ -55,6 +56,32 @@ class InProcessSparkEnvironment(SparkEnvironment):
         for key, value in parameters.items():
             builder = builder.config(key, value)
         return builder.getOrCreate()
+
+
+def keep_delta_error_messages() -> None:
+    """Make PySpark report Delta's errors instead of failing to format them.
+
+    PySpark 4.2 formats a JVM error that carries an error class (and a SQL position) through
+    Spark's own catalogue of error classes, which lacks Delta's ``DELTA_*`` classes: the
+    conversion itself then fails with ``[INTERNAL_ERROR] Cannot find main error class`` and
+    the real message (an unresolved MERGE column, a violated constraint) is lost. Fall back
+    to the message of the JVM exception, which Delta formatted. Idempotent.
+    """
+    from py4j.protocol import Py4JError
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    format_message = CapturedException.getMessage
+    if getattr(format_message, "keeps_delta_messages", False):
+        return
+
+    def get_message(self: CapturedException) -> str:
+        try:
+            return format_message(self)
+        except Py4JError:
+            return self._desc
+
+    get_message.keeps_delta_messages = True  # type: ignore[attr-defined]
+    CapturedException.getMessage = get_message  # type: ignore[method-assign]
 
 
 def expand_jars(spark_jars: str) -> str:
