@@ -1,0 +1,150 @@
+"""Catalog (`dbt docs generate`) and persisted docs (table and column comments) on Delta."""
+
+import getpass
+
+import pytest
+from dbt.tests.adapter.basic import expected_catalog
+from dbt.tests.adapter.basic.test_docs_generate import BaseDocsGenerate, BaseDocsGenReferences
+from dbt.tests.adapter.persist_docs.test_persist_docs import (
+    BasePersistDocs,
+    BasePersistDocsAllColumnsMissing,
+    BasePersistDocsColumnMissing,
+    BasePersistDocsCommentOnQuotedColumn,
+    BasePersistDocsQuotedColumnCaseSensitive,
+)
+from dbt.tests.util import AnyInteger, run_dbt
+
+
+class SparkCatalog:
+    """Spark's type names and relation types; tables are owned by the Spark driver's user."""
+
+    @pytest.fixture(scope="class")
+    def profile_user(self):
+        return getpass.getuser()
+
+    @pytest.fixture(scope="class")
+    def types(self):
+        return {
+            "id_type": "long",
+            "text_type": "string",
+            "time_type": "timestamp",
+            "view_type": "view",
+            "table_type": "table",
+            "model_stats": expected_catalog.no_stats(),
+        }
+
+
+class TestDocsGenerate(SparkCatalog, BaseDocsGenerate):
+    @pytest.fixture(scope="class")
+    def expected_catalog(self, project, profile_user, types):
+        return expected_catalog.base_expected_catalog(project, role=profile_user, **types)
+
+
+def table_stats() -> dict:
+    """What Spark's `show table extended` reports for a table built by CTAS."""
+    stat = {"include": True, "description": None, "value": AnyInteger()}
+    has_stats = {**expected_catalog.no_stats()["has_stats"], "value": True}
+    return {
+        "bytes": {"id": "bytes", "label": "bytes", **stat},
+        "rows": {"id": "rows", "label": "rows", **stat},
+        "has_stats": has_stats,
+    }
+
+
+def from_zero(catalog: dict) -> dict:
+    """The references catalog numbers columns from 1; dbt-spark's catalog from 0."""
+    columns = {
+        id(column): column
+        for section in ("nodes", "sources")
+        for node in catalog[section].values()
+        for column in node["columns"].values()
+    }  # nodes share column dicts: shift each once
+    for column in columns.values():
+        column["index"] -= 1
+    return catalog
+
+
+class TestDocsGenReferences(SparkCatalog, BaseDocsGenReferences):
+    @pytest.fixture(scope="class")
+    def expected_catalog(self, project, profile_user, types):
+        return from_zero(
+            expected_catalog.expected_references_catalog(
+                project,
+                role=profile_user,
+                bigint_type="long",
+                **{**types, "model_stats": table_stats()},
+                seed_stats=expected_catalog.no_stats(),
+                view_summary_stats=expected_catalog.no_stats(),
+            )
+        )
+
+
+def persist_docs(relation: bool = True, columns: bool = True, **models: object) -> dict:
+    docs = {"+persist_docs": {"relation": relation, "columns": columns}}
+    return {
+        "models": {"test": {"+file_format": "delta", **docs, **models}},
+        "seeds": {"test": {"+file_format": "delta"}},
+    }
+
+
+def described(project, name: str) -> dict:
+    """A relation's comments as `describe table extended` shows them, shaped like a catalog
+    node. dbt-spark's catalog leaves comments out, so the base classes' catalog reads are
+    replaced by this (as dbt-spark's own persist_docs tests do). dbt-spark writes an empty
+    comment for an undocumented relation: read as none."""
+    rows = project.run_sql(f"describe table extended {project.test_schema}.{name}", "all")
+    node: dict = {"metadata": {"comment": None}, "columns": {}}
+    in_columns = True
+    for col_name, data_type, comment in rows:
+        if not col_name or col_name.startswith("#"):
+            in_columns = False
+        elif in_columns:
+            node["columns"][col_name] = {"comment": comment or None}
+        elif col_name == "Comment":
+            node["metadata"]["comment"] = data_type or None
+    return node
+
+
+class TestPersistDocs(BasePersistDocs):
+    """Table, view and column comments, with quotes, comment markers and newlines."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return persist_docs()
+
+    def test_has_comments_pglike(self, project):
+        self._assert_has_table_comments(described(project, "table_model"))
+        self._assert_has_view_comments(described(project, "view_model"))
+        self._assert_has_view_comments(described(project, "no_docs_model"), False, False)
+
+
+class TestPersistDocsColumnMissing(BasePersistDocsColumnMissing):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return persist_docs(relation=False)
+
+    def test_missing_column(self, project):
+        comment = described(project, "missing_column")["columns"]["id"]["comment"]
+        assert comment.startswith("test id column description")
+
+
+class TestPersistDocsAllColumnsMissing(BasePersistDocsAllColumnsMissing):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return persist_docs(relation=False)
+
+
+class TestPersistDocsQuotedColumnCaseSensitive(BasePersistDocsQuotedColumnCaseSensitive):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return persist_docs(relation=False)
+
+
+class TestPersistDocsCommentOnQuotedColumn(BasePersistDocsCommentOnQuotedColumn):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return persist_docs(materialized="table")
+
+    def test_quoted_column_comments(self, project):
+        run_dbt(["run"])
+        assert described(project, "quote_model")["columns"]["2id"]["comment"].startswith("XXX")
