@@ -51,14 +51,6 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
     )
 
 
-def staged_vnode_rows(spark: Any, tables: ModelTables) -> dict[int, int]:
-    rows = spark.sql(
-        f"SELECT {ident(VNODE_COLUMN)} AS vnode, count(*) AS n FROM {tables.staging} "
-        f"GROUP BY {ident(VNODE_COLUMN)}"
-    ).collect()
-    return {int(r["vnode"]): int(r["n"]) for r in rows}
-
-
 def resolve_keys(snapshot_columns: list[str], config: RefreshConfig) -> tuple[str, ...]:
     """The unique_key columns as the snapshot spells them; a clear error if one is missing."""
     by_lower = {c.lower(): c for c in snapshot_columns}

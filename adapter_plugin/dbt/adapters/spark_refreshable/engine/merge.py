@@ -25,6 +25,34 @@ from dbt.adapters.spark_refreshable.engine.sql import ident, qualified, vnode_ex
 from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
 
 MAX_ATTEMPTS = 5
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+OPERATIONS = {
+    "I": "numTargetRowsInserted",
+    "U": "numTargetRowsUpdated",
+    "D": "numTargetRowsDeleted",
+}
+
+
+def chunk_tag(refresh_id: str, chunk: int) -> str:
+    """The userMetadata of a chunk's commit to main: ties the commit to its cycle and chunk."""
+    return f"dbt-refreshable:{refresh_id}:chunk:{chunk}"
+
+
+def committed_chunks(
+    spark: Any, tables: ModelTables, refresh_id: str, recent: int
+) -> dict[int, tuple[int, dict[str, int]]]:
+    """Chunks of a cycle already committed to main, per main's recent history: chunk ->
+    (version, rows per op). A crash between a chunk's commit and its checkpoint leaves one."""
+    prefix = chunk_tag(refresh_id, 0).rsplit(":", 1)[0] + ":"
+    rows = spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT {int(recent)}").collect()
+    found = {}
+    for row in rows:
+        tag = row["userMetadata"] or ""
+        if tag.startswith(prefix):
+            metrics = row["operationMetrics"] or {}
+            counts = {op: int(metrics.get(name, 0)) for op, name in OPERATIONS.items()}
+            found[int(tag[len(prefix) :])] = (int(row["version"]), counts)
+    return found
 
 
 @dataclass
@@ -61,6 +89,7 @@ def diff_sql(
         for c in columns
     )
     cols = ", ".join(ident(c) for c in columns)
+    main_vnode = vnode_expression(keys, vnodes)
     return f"""
         SELECT CASE WHEN m.__present IS NULL THEN 'I'
                     WHEN s.__present IS NULL THEN 'D'
@@ -70,8 +99,7 @@ def diff_sql(
         FROM (SELECT {cols}, {ident(VNODE_COLUMN)}, TRUE AS __present FROM {tables.staging}
               WHERE {ident(VNODE_COLUMN)} {in_chunk}) s
         FULL OUTER JOIN
-             (SELECT * FROM (SELECT {cols}, {vnode_expression(keys, vnodes)} AS {ident(VNODE_COLUMN)},
-                                    TRUE AS __present
+             (SELECT * FROM (SELECT {cols}, {main_vnode} AS {ident(VNODE_COLUMN)}, TRUE AS __present
                              FROM {tables.main} VERSION AS OF {int(version)})
               WHERE {ident(VNODE_COLUMN)} {in_chunk}) m
         ON {join}
@@ -117,9 +145,10 @@ def merge_chunk(
     vnodes: int,
     chunk: Chunk,
     view: str,
+    tag: str,
 ) -> ChunkResult:
-    """Diff and apply one chunk; retried against the newer main when another writer
-    committed in between. Returns what the last, effective diff changed."""
+    """Diff and apply one chunk, its commit tagged ``tag``; retried against the newer main
+    when another writer committed in between. Returns what the committed diffs changed."""
     from pyspark import StorageLevel
 
     applied: dict[str, dict[int, int]] = {}  # summed over the attempts that committed
@@ -132,6 +161,8 @@ def merge_chunk(
             if not counts:
                 return ChunkResult(applied, version, attempt)
             changes.createOrReplaceTempView(view)
+            # session confs reach every Delta write of the session: set only around this one
+            spark.conf.set(USER_METADATA_CONF, tag)
             try:
                 spark.sql(merge_sql(tables, keys, columns, vnodes, chunk, view))
             except Exception as exc:
@@ -139,6 +170,7 @@ def merge_chunk(
                     continue
                 raise
             finally:
+                spark.conf.unset(USER_METADATA_CONF)
                 spark.catalog.dropTempView(view)
         finally:
             changes.unpersist()

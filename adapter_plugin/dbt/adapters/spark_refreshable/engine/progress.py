@@ -1,10 +1,12 @@
 """The chunk plan and per-vnode checkpoints of the cycle in progress.
 
-The progress table has one row per vnode: the cycle (refresh id), the chunk it belongs to,
-its staged rows, whether it is merged, what its merge changed, and main's version after.
-The plan is written whole before the state moves to FINISHING; a chunk's rows are marked
-done in one commit right after the chunk's main commit. A vnode is the unit of atomicity:
-it is merged entirely within one chunk commit or not at all.
+The plan (contiguous vnode ranges, sized by staged rows) is fixed when staging is whole
+and travels in the state row's move to FINISHING, in the same commit. Each merged chunk is
+then checkpointed by appending one row per vnode of the chunk to the progress table
+(cycle, vnode, chunk, staged rows, what its merge inserted, updated and deleted, main's
+version after): a blind append, the cheapest Delta commit. A vnode is the unit of
+atomicity: it is merged entirely within one chunk commit or not at all. Cleanup empties
+the table.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from dbt.adapters.spark_refreshable.engine.sql import literal
 from dbt.adapters.spark_refreshable.engine.tables import BOOKKEEPING_PROPERTIES, properties_sql
 
 PROGRESS_SCHEMA = (
-    "refresh_id STRING, vnode INT, chunk INT, staged_rows BIGINT, done BOOLEAN, "
-    "rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT, main_version BIGINT, "
-    "finished_at DOUBLE"
+    "refresh_id STRING, vnode INT, chunk INT, staged_rows BIGINT, rows_inserted BIGINT, "
+    "rows_updated BIGINT, rows_deleted BIGINT, main_version BIGINT, finished_at DOUBLE"
 )
 
 
@@ -30,7 +31,20 @@ class Chunk:
     first_vnode: int
     last_vnode: int
     staged_rows: int
-    done: bool = False
+
+    def to_json(self) -> list[int]:
+        return [self.first_vnode, self.last_vnode, self.staged_rows]
+
+    @classmethod
+    def from_json(cls, index: int, value: list[int]) -> Chunk:
+        return cls(index, *value)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What the merged chunks of a cycle changed, summed."""
+
+    chunks: frozenset[int]
     rows_inserted: int = 0
     rows_updated: int = 0
     rows_deleted: int = 0
@@ -51,74 +65,39 @@ def plan_chunks(vnode_rows: dict[int, int], vnodes: int, chunk_rows: int) -> lis
     return chunks
 
 
-def write_plan(
-    spark: Any,
-    tables: ModelTables,
-    refresh_id: str,
-    chunks: list[Chunk],
-    vnode_rows: dict[int, int],
-) -> None:
-    rows = [
-        (refresh_id, vnode, chunk.index, vnode_rows.get(vnode, 0), False, 0, 0, 0, None, None)
-        for chunk in chunks
-        for vnode in range(chunk.first_vnode, chunk.last_vnode + 1)
-    ]
-    frame = spark.createDataFrame(rows, PROGRESS_SCHEMA)
-    if not spark.catalog.tableExists(tables.progress):
-        spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {tables.progress} ({PROGRESS_SCHEMA}) USING delta "
-            f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)})"
-        )
-    frame.write.format("delta").mode("overwrite").saveAsTable(tables.progress)
+def ensure_table(spark: Any, tables: ModelTables) -> None:
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {tables.progress} ({PROGRESS_SCHEMA}) USING delta "
+        f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)})"
+    )
 
 
-def read_plan(spark: Any, tables: ModelTables, refresh_id: str) -> list[Chunk]:
-    rows = spark.sql(
-        f"SELECT chunk, min(vnode) AS first_vnode, max(vnode) AS last_vnode, "
-        f"sum(staged_rows) AS staged_rows, bool_and(done) AS done, "
-        f"sum(rows_inserted) AS rows_inserted, sum(rows_updated) AS rows_updated, "
-        f"sum(rows_deleted) AS rows_deleted FROM {tables.progress} "
-        f"WHERE refresh_id = {literal(refresh_id)} GROUP BY chunk ORDER BY chunk"
-    ).collect()
-    return [
-        Chunk(
-            index=r["chunk"],
-            first_vnode=r["first_vnode"],
-            last_vnode=r["last_vnode"],
-            staged_rows=r["staged_rows"],
-            done=r["done"],
-            rows_inserted=r["rows_inserted"],
-            rows_updated=r["rows_updated"],
-            rows_deleted=r["rows_deleted"],
-        )
-        for r in rows
-    ]
-
-
-def mark_done(
+def record_chunk(
     spark: Any,
     tables: ModelTables,
     refresh_id: str,
     chunk: Chunk,
+    vnode_rows: dict[int, int],
     per_vnode: dict[str, dict[int, int]],
     main_version: int,
 ) -> None:
-    """Checkpoint a merged chunk: its vnodes are done, with what their merge changed."""
-
-    def per_vnode_sql(counts: dict[int, int]) -> str:
-        if not counts:
-            return "CAST(0 AS BIGINT)"
-        pairs = ", ".join(f"{int(v)}, CAST({int(n)} AS BIGINT)" for v, n in counts.items())
-        return f"coalesce(try_element_at(map({pairs}), vnode), CAST(0 AS BIGINT))"
-
-    spark.sql(
-        f"UPDATE {tables.progress} SET done = TRUE, "
-        f"rows_inserted = {per_vnode_sql(per_vnode.get('I', {}))}, "
-        f"rows_updated = {per_vnode_sql(per_vnode.get('U', {}))}, "
-        f"rows_deleted = {per_vnode_sql(per_vnode.get('D', {}))}, "
-        f"main_version = {int(main_version)}, finished_at = {literal(time.time())} "
-        f"WHERE refresh_id = {literal(refresh_id)} AND chunk = {chunk.index}"
+    """Checkpoint a merged chunk: one row per vnode, one append."""
+    now = literal(time.time())
+    rows = ", ".join(
+        f"({literal(refresh_id)}, {vnode}, {chunk.index}, {vnode_rows.get(vnode, 0)}, "
+        f"{per_vnode.get('I', {}).get(vnode, 0)}, {per_vnode.get('U', {}).get(vnode, 0)}, "
+        f"{per_vnode.get('D', {}).get(vnode, 0)}, {int(main_version)}, {now})"
+        for vnode in range(chunk.first_vnode, chunk.last_vnode + 1)
     )
+    spark.sql(f"INSERT INTO {tables.progress} VALUES {rows}")
+
+
+def read_checkpoint(spark: Any, tables: ModelTables, refresh_id: str) -> Checkpoint:
+    row = spark.sql(
+        f"SELECT collect_set(chunk) AS chunks, sum(rows_inserted) AS i, sum(rows_updated) AS u, "
+        f"sum(rows_deleted) AS d FROM {tables.progress} WHERE refresh_id = {literal(refresh_id)}"
+    ).collect()[0]
+    return Checkpoint(frozenset(row["chunks"]), row["i"] or 0, row["u"] or 0, row["d"] or 0)
 
 
 def reset(spark: Any, tables: ModelTables) -> None:

@@ -23,7 +23,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     RefreshCancelledError,
 )
 from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
-from dbt.adapters.spark_refreshable.engine.merge import merge_chunk
+from dbt.adapters.spark_refreshable.engine.merge import chunk_tag, committed_chunks, merge_chunk
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
@@ -171,12 +171,14 @@ class RefreshRun:
             load.check_delete_guards(spark, tables, keys, config, staged, main_exists)
         with self.clock.measure("bookkeeping"):
             chunks = progress.plan_chunks(staged.vnode_rows, config.vnodes, config.merge_chunk_rows)
-            progress.write_plan(spark, tables, refresh_id, chunks, staged.vnode_rows)
+            progress.ensure_table(spark, tables)
             cycle_plan = {
                 "keys": list(keys),
                 "columns": plan.columns,
                 "add": plan.add,
                 "drop": plan.drop,
+                "chunks": [chunk.to_json() for chunk in chunks],
+                "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
             }
             self.lease.transition(
                 Phase.FINISHING,
@@ -195,70 +197,90 @@ class RefreshRun:
         cycle = json.loads(state.cycle_plan)
         keys, columns = tuple(cycle["keys"]), cycle["columns"]
         plan = SchemaPlan(columns, [tuple(c) for c in cycle["add"]], cycle["drop"])
+        chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(cycle["chunks"])]
+        vnode_rows = dict(enumerate(cycle["vnode_rows"]))
         with self.clock.measure("merge"):
             create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
         with self.clock.measure("bookkeeping"):
-            chunks = progress.read_plan(self.spark, self.tables, state.refresh_id)
-            if not chunks:  # FINISHING implies a plan; rebuild one rather than skip the merge
-                chunks = self._replan(state.vnodes)
-        pending = [c for c in chunks if not c.done]
-        rows_done = sum(c.staged_rows for c in chunks if c.done)
-        changed = sum(c.rows_inserted + c.rows_updated + c.rows_deleted for c in chunks if c.done)
-        self.report.merge_started(
-            len(chunks), len(chunks) - len(pending), sum(c.staged_rows for c in chunks), rows_done
-        )
+            done = progress.read_checkpoint(self.spark, self.tables, state.refresh_id)
+            if self.result["resumed"]:
+                done = self._reconcile_with_main(state, chunks, done, vnode_rows)
+        counts = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
+        pending = [c for c in chunks if c.index not in done.chunks]
+        rows_done = sum(c.staged_rows for c in chunks if c.index in done.chunks)
+        self.report.merge_started(len(chunks), len(done.chunks), state.snapshot_rows, rows_done)
         merge_started = time.monotonic()
         for chunk in pending:
             self._check_may_continue(merge_started)
             with self.clock.measure("merge"):
-                done = merge_chunk(
-                    self.spark, self.tables, keys, columns, state.vnodes, chunk, self.view
+                merged = merge_chunk(
+                    self.spark,
+                    self.tables,
+                    keys,
+                    columns,
+                    state.vnodes,
+                    chunk,
+                    self.view,
+                    chunk_tag(state.refresh_id, chunk.index),
                 )
             self.faults.reached("chunk_committed")
             with self.clock.measure("bookkeeping"):
-                progress.mark_done(
+                progress.record_chunk(
                     self.spark,
                     self.tables,
                     state.refresh_id,
                     chunk,
-                    done.per_vnode,
-                    done.main_version,
+                    vnode_rows,
+                    merged.per_vnode,
+                    merged.main_version,
                 )
             self.faults.reached("chunk_done")
             self.result["chunks_done"] += 1
+            for op in counts:
+                counts[op] += merged.total(op)
             rows_done += chunk.staged_rows
-            changed += sum(done.total(op) for op in "IUD")
-            self.report.chunk_done(rows_done, changed)
-        with self.clock.measure("bookkeeping"):
-            final = progress.read_plan(self.spark, self.tables, state.refresh_id)
+            self.report.chunk_done(rows_done, sum(counts.values()))
         self.result.update(
             refresh_id=state.refresh_id,
-            chunks_total=len(final),
-            rows_inserted=sum(c.rows_inserted for c in final),
-            rows_updated=sum(c.rows_updated for c in final),
-            rows_deleted=sum(c.rows_deleted for c in final),
+            chunks_total=len(chunks),
+            rows_inserted=counts["I"],
+            rows_updated=counts["U"],
+            rows_deleted=counts["D"],
+            rows_unchanged=state.snapshot_rows - counts["I"] - counts["U"],
         )
-        self.result["rows_unchanged"] = (
-            state.snapshot_rows - self.result["rows_inserted"] - self.result["rows_updated"]
-        )
-        self.lease.transition(
-            Phase.CLEANUP,
-            last_refresh_id=state.refresh_id,
-            last_completed_at=time.time(),
-            last_rows=state.snapshot_rows,
-            last_checksum=state.snapshot_checksum,
-            last_columns=json.dumps(columns),
-        )
+        with self.clock.measure("bookkeeping"):
+            self.lease.transition(
+                Phase.CLEANUP,
+                last_refresh_id=state.refresh_id,
+                last_completed_at=time.time(),
+                last_rows=state.snapshot_rows,
+                last_checksum=state.snapshot_checksum,
+                last_columns=json.dumps(columns),
+            )
         self._clean_up()
 
-    def _replan(self, vnodes: int) -> list[progress.Chunk]:
-        self.report.say("the chunk plan is missing; planning again from staging")
-        vnode_rows = load.staged_vnode_rows(self.spark, self.tables)
-        chunks = progress.plan_chunks(vnode_rows, vnodes, self.config.merge_chunk_rows)
-        progress.write_plan(
-            self.spark, self.tables, self.lease.state.refresh_id, chunks, vnode_rows
+    def _reconcile_with_main(
+        self,
+        state: Any,
+        chunks: list[progress.Chunk],
+        done: progress.Checkpoint,
+        vnode_rows: dict[int, int],
+    ) -> progress.Checkpoint:
+        """Checkpoint the chunks whose main commit landed but whose checkpoint did not (a
+        crash in between), from main's history. Their counts go on their first vnode."""
+        recent = 4 * len(chunks) + 50
+        committed = committed_chunks(self.spark, self.tables, state.refresh_id, recent)
+        missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
+        for chunk in missing:
+            version, counts = committed[chunk.index]
+            per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
+            progress.record_chunk(
+                self.spark, self.tables, state.refresh_id, chunk, vnode_rows, per_vnode, version
+            )
+            self.report.say(f"chunk {chunk.index} was committed to main before the crash")
+        return (
+            progress.read_checkpoint(self.spark, self.tables, state.refresh_id) if missing else done
         )
-        return chunks
 
     def _check_may_continue(self, merge_started: float) -> None:
         """Between chunks: honour cancellation, the time budget, and the lease."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-from dbt.adapters.spark_refreshable.engine.sql import ident, literal
+from dbt.adapters.spark_refreshable.engine.sql import column_list, ident, literal
 from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State
 
 MAIN_PROPERTIES = {
@@ -138,7 +138,7 @@ def create_or_evolve_main(
         spark.sql(
             f"CREATE TABLE IF NOT EXISTS {tables.main} USING delta "
             f"TBLPROPERTIES ({properties_sql(properties)}) "
-            f"AS SELECT {', '.join(ident(c) for c in plan.columns)} FROM {tables.staging} WHERE false"
+            f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
         )
         return
     current = {name.lower() for name, _ in columns_of(spark, tables.main)}

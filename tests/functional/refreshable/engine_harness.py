@@ -1,0 +1,65 @@
+"""Drive the engine directly (as the materialization's job does) on the shared session."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
+from dbt.adapters.spark_refreshable.engine.sql import vnode_expression
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State
+
+SCHEMA = "refreshable_engine"
+_names = itertools.count()
+
+
+class EngineModel:
+    """A refreshable model under test: snapshots in, main table and state out."""
+
+    def __init__(self, spark: Any, ddl: str, **config: Any) -> None:
+        self.spark = spark
+        self.ddl = ddl
+        self.config = {"vnodes": 8, **config}
+        self.tables = ModelTables(SCHEMA, f"model_{next(_names)}")
+        spark.sql(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+
+    def frame(self, rows: list[tuple]) -> Any:
+        return self.spark.createDataFrame(rows, self.ddl)
+
+    def refresh(
+        self, rows: list[tuple] | Callable[[], Any], full_refresh: bool = False, **config: Any
+    ) -> dict[str, Any]:
+        snapshot = rows if callable(rows) else (lambda: self.frame(rows))
+        request = {
+            "schema": self.tables.schema,
+            "identifier": self.tables.identifier,
+            "config": {**self.config, **config},
+            "full_refresh": full_refresh,
+            "invocation_id": "pytest",
+        }
+        return run_refresh(self.spark, request, snapshot)
+
+    def main(self, version: int | None = None) -> list[tuple]:
+        at = f" VERSION AS OF {version}" if version is not None else ""
+        return sorted(
+            tuple(r) for r in self.spark.sql(f"SELECT * FROM {self.tables.main}{at}").collect()
+        )
+
+    def version(self) -> int:
+        return self.spark.sql(f"DESCRIBE HISTORY {self.tables.main} LIMIT 1").collect()[0][
+            "version"
+        ]
+
+    def history(self) -> list[Any]:
+        return self.spark.sql(f"DESCRIBE HISTORY {self.tables.main}").orderBy("version").collect()
+
+    def state(self) -> State:
+        return Lease(self.spark, self.tables.state, Owner.this_process("pytest"), 300).read()
+
+    def vnodes_of(self, ids: set[int]) -> dict[int, int]:
+        """The vnode of each single-column integer key, by the engine's own definition."""
+        expression = vnode_expression(["id"], self.config["vnodes"])
+        frame = self.spark.createDataFrame([(i,) for i in ids], "id INT")
+        return {r["id"]: r["v"] for r in frame.selectExpr("id", f"{expression} AS v").collect()}

@@ -1,0 +1,104 @@
+"""One refresh cycle, end to end on Spark + Delta: main ends equal to the snapshot, and
+only inserted, updated and deleted rows are written."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from tests.functional.refreshable.engine_harness import EngineModel
+
+DDL = "id INT, name STRING, amount DECIMAL(10,2), note STRING"
+FIRST = [
+    (1, "Ada", Decimal("10.00"), None),
+    (2, "Bram", Decimal("20.00"), "vip"),
+    (3, "Chloé", Decimal("30.00"), None),
+    (4, "Dmitri", Decimal("40.00"), "x"),
+]
+
+
+@pytest.fixture
+def model(spark):
+    return EngineModel(spark, DDL, unique_key="id")
+
+
+def test_first_run_creates_the_tables_and_main_equals_the_snapshot(model, spark):
+    result = model.refresh(FIRST)
+    assert model.main() == sorted(FIRST)
+    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (4, 0, 0)
+    for name in (
+        model.tables.main,
+        model.tables.staging,
+        model.tables.progress,
+        model.tables.state,
+    ):
+        assert spark.catalog.tableExists(name), name
+    detail = spark.sql(f"DESCRIBE DETAIL {model.tables.main}").collect()[0]
+    assert detail["format"] == "delta"
+    state = model.state()
+    assert state.phase == "IDLE" and state.owner_id is None and state.last_rows == 4
+    assert spark.table(model.tables.staging).count() == 0, "cleanup empties staging"
+
+
+def test_a_refresh_writes_only_the_difference(model):
+    model.refresh(FIRST)
+    before = model.version()
+    second = [
+        (1, "Ada", Decimal("10.00"), None),  # unchanged
+        (2, "Bram", Decimal("25.00"), "vip"),  # updated
+        (3, "Chloé", Decimal("30.00"), "now set"),  # updated: a NULL became a value
+        (5, "Eva", Decimal("50.00"), None),  # inserted; 4 is deleted
+    ]
+    result = model.refresh(second)
+    assert model.main() == sorted(second)
+    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (1, 2, 1)
+    assert result["rows_unchanged"] == 1 and result["resumed"] is False
+    merges = [h for h in model.history() if h["version"] > before]
+    assert [h["operation"] for h in merges] == ["MERGE"], "one atomic commit for one chunk"
+    metrics = merges[0]["operationMetrics"]
+    assert metrics["numTargetRowsInserted"] == "1"
+    assert metrics["numTargetRowsUpdated"] == "2"
+    assert metrics["numTargetRowsDeleted"] == "1"
+    assert metrics["numTargetRowsCopied"] == "0", "unchanged rows are not rewritten"
+
+
+def test_an_unchanged_snapshot_commits_nothing_to_main(model):
+    model.refresh(FIRST)
+    before = model.version()
+    result = model.refresh(list(reversed(FIRST)))
+    assert model.version() == before
+    assert result["rows_affected"] == 0 and result["rows_unchanged"] == 4
+
+
+def test_composite_keys_of_several_types_nulls_and_unicode(spark):
+    ddl = "region STRING, day DATE, price DECIMAL(12,4), seq INT, label STRING, score DOUBLE"
+    model = EngineModel(spark, ddl, unique_key=["region", "day", "price", "seq"])
+    day = dt.date(2026, 11, 22)
+    first = [
+        ("北京", day, Decimal("1.5000"), 1, "ünïcødé ✓", None),
+        ("北京", day, Decimal("1.5000"), 2, None, 1.0),
+        ("Zürich", day, Decimal("0.0001"), 1, "a", 2.5),
+        ("Zürich", day - dt.timedelta(days=1), Decimal("0.0001"), 1, "b", None),
+    ]
+    model.refresh(first)
+    second = [
+        ("北京", day, Decimal("1.5000"), 1, "ünïcødé ✓", 3.0),  # NULL -> value
+        ("北京", day, Decimal("1.5000"), 2, None, 1.0),  # unchanged, NULL label
+        ("Zürich", day, Decimal("0.0001"), 1, None, 2.5),  # value -> NULL
+        ("🙂", day, Decimal("9.9999"), 7, "new", None),  # inserted; yesterday's row deleted
+    ]
+    result = model.refresh(second)
+    assert model.main() == sorted(second)
+    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (1, 2, 1)
+
+
+def test_null_patterns_are_not_confused_by_the_checksum(spark):
+    """(NULL, 'x') and ('x', NULL) are different rows; the content checksum tells them apart."""
+    model = EngineModel(spark, "id INT, a STRING, b STRING", unique_key="id")
+    model.refresh([(1, None, "x")])
+    first = model.state().last_checksum
+    model.refresh([(1, "x", None)])
+    assert model.main() == [(1, "x", None)]
+    assert model.state().last_checksum != first

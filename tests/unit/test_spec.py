@@ -1,0 +1,63 @@
+"""RefreshConfig: every key's default and check; errors name the key and what is accepted."""
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS, RefreshConfig
+
+
+def test_defaults_apply_when_only_unique_key_is_given():
+    config = RefreshConfig.from_model_config({"unique_key": "id"})
+    assert config.unique_key == ("id",)
+    for key, default in DEFAULTS.items():
+        assert getattr(config, key) == default
+    assert config.heartbeat_interval == config.lock_timeout / 3
+
+
+def test_composite_key_and_explicit_values():
+    config = RefreshConfig.from_model_config(
+        {
+            "unique_key": ["order_id", " line "],
+            "vnodes": "64",
+            "merge_chunk_rows": 10,
+            "lock_timeout": 30,
+            "max_delete_fraction": 0.2,
+            "allow_empty_snapshot": "true",
+            "on_schema_change": "sync_all_columns",
+            "change_data_feed": True,
+            "merge_time_budget": 60,
+        }
+    )
+    assert config.unique_key == ("order_id", "line")
+    assert (config.vnodes, config.merge_chunk_rows, config.lock_timeout) == (64, 10, 30.0)
+    assert config.max_delete_fraction == 0.2 and config.allow_empty_snapshot is True
+    assert config.to_dict()["unique_key"] == ["order_id", "line"]
+
+
+@pytest.mark.parametrize("missing", [None, "", []])
+def test_missing_unique_key_says_how_to_set_it(missing):
+    with pytest.raises(ConfigError, match="needs `unique_key`.*unique_key='id'"):
+        RefreshConfig.from_model_config({"unique_key": missing})
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("on_schema_change", "explode", "ignore, fail, append_new_columns, sync_all_columns"),
+        ("vnodes", 0, "vnodes must be from 1 to 32768"),
+        ("vnodes", 1.5, "vnodes must be a whole number"),
+        ("vnodes", "many", "vnodes must be a whole number"),
+        ("merge_chunk_rows", -1, "merge_chunk_rows must be at least 1"),
+        ("lock_timeout", "soon", "lock_timeout must be a number"),
+        ("max_delete_fraction", 1.5, "max_delete_fraction must be from 0.0 to 1.0"),
+        ("allow_empty_snapshot", "yes", "allow_empty_snapshot must be true or false"),
+        ("change_data_feed", 1, "change_data_feed must be true or false"),
+        ("unique_key", ["id", "ID"], "lists a column twice"),
+        ("unique_key", [1], "column name or a list"),
+        ("unique_key", "__refreshable_vnode", "reserved prefix"),
+    ],
+)
+def test_bad_values_are_named_with_what_is_accepted(key, value, message):
+    config = {"unique_key": "id", key: value}
+    with pytest.raises(ConfigError, match=message):
+        RefreshConfig.from_model_config(config)
