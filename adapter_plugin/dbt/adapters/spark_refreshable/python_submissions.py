@@ -26,8 +26,13 @@ class SessionPythonJobHelper(PythonJobHelper):
 
     def submit(self, compiled_code: str) -> Any:
         filename = f"<dbt python job {self.unique_id}>"
-        # Tracebacks then show the lines of the compiled code.
+        # The materialization's template puts blank lines before the model's code: drop them,
+        # so that traceback line numbers are those of the compiled model dbt points to.
         lines = compiled_code.splitlines(keepends=True)
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        compiled_code = "".join(lines)
+        # Tracebacks then show the lines of the compiled code.
         linecache.cache[filename] = (len(compiled_code), None, lines, filename)
         session = self.environment.isolated_session()
         try:
