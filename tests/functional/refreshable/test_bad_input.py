@@ -1,0 +1,122 @@
+"""Bad input gets a clear error, main is untouched, the state stays consistent, and the
+next good run succeeds."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    SchemaChangeError,
+    SnapshotRejectedError,
+)
+from tests.functional.refreshable.engine_harness import EngineModel
+
+GOOD = [(i, f"v{i}", float(i)) for i in range(10)]
+
+
+@pytest.fixture
+def model(spark):
+    model = EngineModel(spark, "id INT, value STRING, score DOUBLE", unique_key="id")
+    model.refresh(GOOD)
+    return model
+
+
+def assert_untouched_and_idle(model, version):
+    assert model.version() == version, "main was not written"
+    assert model.main() == sorted(GOOD)
+    state = model.state()
+    assert state.phase == "IDLE" and state.owner_id is None and state.refresh_id is None
+
+
+def test_each_bad_snapshot_is_refused_with_main_untouched(model):
+    version = model.version()
+    cases = [
+        (
+            GOOD + [(3, "again", 3.0), (3, "thrice", 3.0)],
+            {},
+            SnapshotRejectedError,
+            r"duplicate unique_key \['id'\] values, e\.g\. id=3 \(3 rows\)",
+        ),
+        (
+            GOOD + [(None, "no key", 0.0)],
+            {},
+            SnapshotRejectedError,
+            r"1 row\(s\) with a NULL in unique_key.*'value': 'no key'",
+        ),
+        (
+            [],
+            {},
+            SnapshotRejectedError,
+            r"empty and would delete all 10 rows.*allow_empty_snapshot",
+        ),
+        (
+            GOOD[:4],
+            {"max_delete_fraction": 0.5},
+            SnapshotRejectedError,
+            r"would delete 6 of 10 rows .*60\.0%.*max_delete_fraction=0\.5",
+        ),
+    ]
+    for rows, config, error, message in cases:
+        with pytest.raises(error, match=message):
+            model.refresh(rows, **config)
+        assert_untouched_and_idle(model, version)
+    model.refresh(GOOD[:6], max_delete_fraction=0.5)
+    assert model.main() == sorted(GOOD[:6]), "the next good run succeeds"
+
+
+def test_an_empty_snapshot_is_allowed_when_asked(model):
+    model.refresh([], allow_empty_snapshot=True)
+    assert model.main() == []
+
+
+def test_a_model_that_fails_mid_load_leaves_main_and_state_clean(model):
+    def failing_snapshot():
+        return model.spark.sql(
+            "SELECT CAST(id AS INT) AS id, CAST(id AS STRING) AS value, CASE WHEN id = 7 "
+            "THEN raise_error('boom in row 7') ELSE CAST(1 AS DOUBLE) END AS score FROM range(10)"
+        )
+
+    version = model.version()
+    with pytest.raises(Exception, match="boom in row 7"):
+        model.refresh(failing_snapshot)
+    assert_untouched_and_idle(model, version)
+    model.refresh(GOOD[1:])
+    assert model.main() == sorted(GOOD[1:])
+
+
+def test_a_missing_key_column_is_named(model):
+    version = model.version()
+    with pytest.raises(
+        ConfigError, match=r"unique_key column\(s\) \['id'\] are not in the model's result"
+    ):
+        model.refresh(lambda: model.spark.sql("SELECT 1 AS other"))
+    assert_untouched_and_idle(model, version)
+
+
+def test_schema_changes_follow_on_schema_change(spark):
+    model = EngineModel(spark, "id INT, value STRING, old STRING", unique_key="id")
+    model.refresh([(1, "a", "x"), (2, "b", "y")])
+    model.ddl = "id INT, value STRING, new DOUBLE"
+    changed = [(1, "a", 1.0), (2, "B", 2.0), (3, "c", None)]
+    version = model.version()
+    with pytest.raises(SchemaChangeError, match=r"added \['new'\], removed \['old'\]"):
+        model.refresh(changed, on_schema_change="fail")
+    assert model.version() == version and model.state().phase == "IDLE"
+
+    model.refresh(changed, on_schema_change="ignore")
+    assert model.main() == [(1, "a", "x"), (2, "B", "y"), (3, "c", None)]
+
+    model.refresh(changed, on_schema_change="append_new_columns")
+    columns = spark.table(model.tables.main).columns
+    assert columns == ["id", "value", "old", "new"]
+    assert model.main() == [(1, "a", "x", 1.0), (2, "B", "y", 2.0), (3, "c", None, None)]
+
+    model.refresh(changed, on_schema_change="sync_all_columns")
+    assert spark.table(model.tables.main).columns == ["id", "value", "new"]
+    assert model.main() == sorted(changed)
+
+    model.ddl = "id BIGINT, value STRING, new DOUBLE"
+    with pytest.raises(SchemaChangeError, match=r"id \(int -> bigint\)"):
+        model.refresh(changed)
+    assert model.main() == sorted(changed)

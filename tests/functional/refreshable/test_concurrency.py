@@ -1,0 +1,107 @@
+"""The lock: two refreshes of one model never run at once; a stale lock is taken over only
+after lock_timeout; a run whose lease was taken over stops before its next chunk."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine import progress
+from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner
+from tests.functional.refreshable.engine_harness import EngineModel
+
+ROWS = [(i, f"v{i}") for i in range(60)]
+
+
+@pytest.fixture
+def model(spark):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", lock_timeout=30)
+    model.refresh(ROWS)
+    return model
+
+
+def test_two_racing_refreshes_exactly_one_runs(model):
+    """Two threads start a refresh of the same model at the same moment, three times."""
+    for round_ in range(3):
+        start = threading.Barrier(2)
+        outcomes: list[object] = []
+
+        def refresh(tag: str, start=start, outcomes=outcomes, round_=round_) -> None:
+            def slow_snapshot():
+                time.sleep(2)  # hold the lock long enough for the other to meet it
+                return model.frame([(i, f"{tag}{round_}") for i in range(60)])
+
+            start.wait()
+            try:
+                outcomes.append(model.refresh(slow_snapshot))
+            except LockHeldError as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=refresh, args=(t,)) for t in "ab"]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        refused = [o for o in outcomes if isinstance(o, LockHeldError)]
+        succeeded = [o for o in outcomes if isinstance(o, dict)]
+        assert len(refused) == 1 and len(succeeded) == 1, outcomes
+        message = str(refused[0])
+        assert "is being refreshed by dbt invocation pytest" in message
+        assert "phase REFRESHING since" in message and "refreshable_unlock" in message
+        winner = {v for _, v in model.main()}
+        assert len(winner) == 1 and winner.pop()[1:] == str(round_)
+        assert model.state().phase == "IDLE"
+
+
+def hold_lock_from_elsewhere(model, heartbeat_age: float) -> None:
+    """A run on another host holds the lock, its last heartbeat `heartbeat_age` ago."""
+    lease = Lease(
+        model.spark, model.tables.state, Owner("remote", "other-host", 4242, "1", "remote-inv"), 30
+    )
+    lease.acquire()
+    lease.forget()
+    model.spark.sql(f"UPDATE {model.tables.state} SET heartbeat_at = {time.time() - heartbeat_age}")
+
+
+def test_a_live_remote_owner_is_refused_a_stale_one_taken_over(model):
+    hold_lock_from_elsewhere(model, heartbeat_age=5)
+    with pytest.raises(LockHeldError, match=r"other-host, pid 4242\): phase REFRESHING"):
+        model.refresh(ROWS)
+    assert model.state().owner_host == "other-host", "refusing changes nothing"
+    hold_stale = model.state()
+    model.spark.sql(f"UPDATE {model.tables.state} SET heartbeat_at = {time.time() - 31}")
+    new_rows = [(i, "after takeover") for i in range(10)]
+    model.refresh(new_rows, allow_empty_snapshot=True)
+    assert model.main() == sorted(new_rows)
+    assert model.state().phase == "IDLE" and hold_stale.refresh_id != model.state().last_refresh_id
+
+
+def test_a_run_whose_lease_was_taken_over_stops_before_its_next_chunk(model, monkeypatch):
+    record_chunk = progress.record_chunk
+    taken_over = []
+
+    def record_then_lose_the_lease(*args, **kwargs):
+        record_chunk(*args, **kwargs)
+        if not taken_over:  # after the first chunk, an operator force-unlocks
+            thief = Lease(model.spark, model.tables.state, Owner.this_process("thief"), 30)
+            for _ in range(3):  # the victim's heartbeat may commit in between: try again
+                thief.read()
+                try:
+                    thief.force_release()
+                    break
+                except LeaseLostError:
+                    continue
+            taken_over.append(True)
+
+    monkeypatch.setattr(progress, "record_chunk", record_then_lose_the_lease)
+    changed = [(i, "changed") for i in range(60)]
+    with pytest.raises(LeaseLostError, match="lost the refresh lock"):
+        model.refresh(changed, merge_chunk_rows=20)
+    state = model.state()
+    assert state.phase == "FINISHING" and state.owner_id is None, "left for the next run"
+    monkeypatch.undo()
+    result = model.refresh(lambda: pytest.fail("resumes, does not reload"))
+    assert result["resumed"] is True and model.main() == sorted(changed)
