@@ -12,7 +12,7 @@ from dbt.tests.adapter.persist_docs.test_persist_docs import (
     BasePersistDocsCommentOnQuotedColumn,
     BasePersistDocsQuotedColumnCaseSensitive,
 )
-from dbt.tests.util import AnyInteger, run_dbt
+from dbt.tests.util import AnyInteger, get_connection, run_dbt
 
 
 class SparkCatalog:
@@ -148,3 +148,23 @@ class TestPersistDocsCommentOnQuotedColumn(BasePersistDocsCommentOnQuotedColumn)
     def test_quoted_column_comments(self, project):
         run_dbt(["run"])
         assert described(project, "quote_model")["columns"]["2id"]["comment"].startswith("XXX")
+
+
+class TestCatalogWithoutTemporaryViews:
+    """An incremental run leaves its `__dbt_tmp` temporary view in the shared Spark session:
+    later listings and catalogs of the schema must not include it."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {"incremental.sql": "{{ config(materialized='incremental') }} select 1 as id"}
+
+    def test_catalog_of_schema_after_incremental_run(self, project):
+        run_dbt(["run"])
+        run_dbt(["run"])
+        assert project.run_sql("show views", "all")  # the temporary view is still there
+        schema = project.adapter.Relation.create(schema=project.test_schema)
+        with get_connection(project.adapter):
+            relations = project.adapter.list_relations_without_caching(schema)
+        assert [r.identifier for r in relations] == ["incremental"]
+        catalog = run_dbt(["docs", "generate", "--no-compile"])
+        assert list(catalog.nodes) == ["model.test.incremental"]

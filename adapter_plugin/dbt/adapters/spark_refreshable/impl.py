@@ -7,6 +7,7 @@ from typing import Any
 
 from dbt.adapters.base import PythonJobHelper, available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
@@ -48,6 +49,17 @@ class SparkRefreshableAdapter(SparkAdapter):
 
     def generate_python_submission_response(self, submission_result: Any) -> AdapterResponse:
         return response_for(submission_result)
+
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        """The schema's relations, without the session's temporary views.
+
+        Spark's `show table extended in <schema>` also lists temporary views, which belong to
+        no schema. With `method: session` every dbt invocation in a process shares one
+        session, so the `__dbt_tmp` views of incremental models outlive their run and would
+        show up (schema None) in later catalogs and relation caches.
+        """
+        relations = super().list_relations_without_caching(schema_relation)
+        return [relation for relation in relations if relation.schema]
 
     @available
     def refreshable_config(self, config: dict[str, Any]) -> dict[str, Any]:
