@@ -1,0 +1,133 @@
+"""The materialization as users see it: `dbt run` of SQL and Python refreshable models,
+what dbt prints and writes to run_results.json, `dbt test`, --full-refresh, change data
+feed, config errors, and the operations."""
+
+from __future__ import annotations
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+ORDERS_SQL = """
+{{ config(materialized='refreshable', unique_key=['order_id', 'line'], vnodes=4,
+          change_data_feed=true) }}
+{% set day = var('day', 1) | int %}
+select cast(id as int) as order_id, cast(line as int) as line,
+       case when {{ day }} = 2 and id = 2 then 'shipped' else 'open' end as status
+from values (1, 1), (1, 2), (2, 1), (3, 1) as t(id, line)
+where not ({{ day }} = 2 and id = 3)
+{% if day == 2 %} union all select 4, 1, 'open' {% endif %}
+"""
+
+ORDER_COUNTS_PY = """
+def model(dbt, session):
+    dbt.config(materialized="refreshable", unique_key="order_id", vnodes=4)
+    return dbt.ref("orders").groupBy("order_id").count()
+"""
+
+SCHEMA_YML = """
+version: 2
+models:
+  - name: orders
+    data_tests: [refreshable_matches_snapshot]
+  - name: order_counts
+    data_tests: [refreshable_matches_snapshot]
+    columns:
+      - name: order_id
+        data_tests: [unique, not_null]
+"""
+
+
+def response(results, name):
+    return next(r.adapter_response for r in results if r.node.name == name)
+
+
+class TestRefreshableModels:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "order_counts.py": ORDER_COUNTS_PY,
+            "schema.yml": SCHEMA_YML,
+        }
+
+    def test_refresh_cycle_as_users_see_it(self, project):
+        schema = project.test_schema
+        results, output = run_dbt_and_capture(["run"])
+        assert response(results, "orders")["rows_inserted"] == 4
+        assert response(results, "order_counts")["rows_inserted"] == 3
+        assert "REFRESHED +4 ~0 -0 =0 in 1/1 chunk(s)" in output
+        assert "merged chunk 1/1" in output, "progress lines in dbt's output"
+        run_dbt(["test"])
+
+        results = run_dbt(["run", "--vars", "day: 2"])
+        orders = response(results, "orders")
+        assert (orders["rows_inserted"], orders["rows_updated"], orders["rows_deleted"]) == (
+            1,
+            1,
+            1,
+        )
+        assert orders["rows_unchanged"] == 2 and orders["resumed"] is False
+        assert orders["chunks_done"] == orders["chunks_total"] == 1
+        assert {"seconds_load", "seconds_merge", "seconds_bookkeeping"} <= set(orders)
+        rows = project.run_sql(f"select * from {schema}.orders order by 1, 2", fetch="all")
+        assert [tuple(r) for r in rows] == [
+            (1, 1, "open"),
+            (1, 2, "open"),
+            (2, 1, "shipped"),
+            (4, 1, "open"),
+        ]
+        run_dbt(["test"])
+
+        changes = project.run_sql(
+            f"select _change_type, order_id from table_changes('{schema}.orders', 2) order by 1, 2",
+            fetch="all",
+        )
+        assert [tuple(r) for r in changes] == [
+            ("delete", 3),
+            ("insert", 4),
+            ("update_postimage", 2),
+            ("update_preimage", 2),
+        ]
+
+        # dbt test notices a main table that no longer matches its last snapshot
+        project.run_sql(f"insert into {schema}.orders values (9, 9, 'sneaked in')")
+        results = run_dbt(["test", "--select", "orders"], expect_pass=False)
+        assert [r.status for r in results if "matches_snapshot" in r.node.name] == ["fail"]
+
+        # --full-refresh rebuilds all four tables from the snapshot
+        results = run_dbt(["run", "--full-refresh", "--select", "orders", "--vars", "day: 2"])
+        assert response(results, "orders")["rows_inserted"] == 4
+        run_dbt(["test", "--select", "orders"])
+
+    def test_operations_show_state_and_unlock(self, project):
+        _, output = run_dbt_and_capture(["run-operation", "refreshable_status"])
+        assert f"{project.test_schema}.orders: IDLE" in output
+        assert "last completed refresh" in output
+        _, output = run_dbt_and_capture(
+            ["run-operation", "refreshable_unlock", "--args", "{model: orders}"]
+        )
+        assert "not locked (phase IDLE)" in output
+        _, output = run_dbt_and_capture(
+            ["run-operation", "refreshable_unlock", "--args", "{model: nope}"], expect_pass=False
+        )
+        assert "no refreshable model named 'nope'" in output and "orders" in output
+
+
+class TestConfigErrorsComeFirst:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "no_key.sql": "{{ config(materialized='refreshable') }} select 1 as id",
+            "bad_mode.sql": (
+                "{{ config(materialized='refreshable', unique_key='id', "
+                "on_schema_change='merge_everything') }} select 1 as id"
+            ),
+        }
+
+    def test_bad_config_is_an_error_before_any_sql(self, project):
+        results, output = run_dbt_and_capture(["run"], expect_pass=False)
+        assert all(r.status == "error" for r in results)
+        assert "needs `unique_key`" in output
+        assert "on_schema_change must be one of ignore, fail, append_new_columns" in output
+        tables = project.run_sql(f"show tables in {project.test_schema}", fetch="all")
+        assert list(tables) == [], "nothing was created"
