@@ -12,7 +12,15 @@ from dbt.tests.adapter.empty.test_empty import (
     BaseTestEmptyInlineSourceRef,
     BaseTestEmptySeedFlag,
 )
+from dbt.tests.adapter.relations.test_changing_relation_type import (
+    BaseChangeRelationTypeValidator,
+)
 from dbt.tests.adapter.simple_seed.test_seed import BaseTestEmptySeed
+from dbt.tests.adapter.store_test_failures_tests import basic
+from dbt.tests.adapter.store_test_failures_tests.test_store_test_failures import (
+    TEST_AUDIT_SCHEMA_SUFFIX,
+    BaseStoreTestFailures,
+)
 from dbt.tests.adapter.unit_testing.test_case_insensitivity import BaseUnitTestCaseInsensivity
 from dbt.tests.adapter.unit_testing.test_invalid_input import BaseUnitTestInvalidInput
 from dbt.tests.adapter.unit_testing.test_types import BaseUnitTestingTypes
@@ -123,3 +131,44 @@ class TestSeedValues:
             (3, None, "3.0", None),
             (4, 'comma, "quote"', "4.25", "2024-01-04"),
         ]
+
+
+class TestChangeRelationType(BaseChangeRelationTypeValidator):
+    """view -> table -> view -> incremental -> table, on Delta."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {"models": {"+file_format": "delta"}}
+
+
+class TestStoreTestFailures(BaseStoreTestFailures):
+    @pytest.fixture(scope="class")
+    def project_config_update(self):
+        return {
+            "seeds": {"quote_columns": False, "test": self.column_type_overrides()},
+            "data_tests": {"+schema": TEST_AUDIT_SCHEMA_SUFFIX, "+file_format": "delta"},
+        }
+
+
+class TestStoreTestFailuresAsInteractions(basic.StoreTestFailuresAsInteractions):
+    pass
+
+
+class TestStoreTestFailuresAsProjectLevelOff(basic.StoreTestFailuresAsProjectLevelOff):
+    pass
+
+
+class TestStoreTestFailuresAsProjectLevelView(basic.StoreTestFailuresAsProjectLevelView):
+    pass
+
+
+class TestStoreTestFailuresAsProjectLevelEphemeral(basic.StoreTestFailuresAsProjectLevelEphemeral):
+    pass
+
+
+class TestStoreTestFailuresAsGeneric(basic.StoreTestFailuresAsGeneric):
+    pass
+
+
+class TestStoreTestFailuresAsExceptions(basic.StoreTestFailuresAsExceptions):
+    pass
