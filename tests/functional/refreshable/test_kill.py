@@ -56,6 +56,7 @@ def dbt_project(tmp_path_factory):
     (root / "data_tests").mkdir()
     (root / "dbt_project.yml").write_text(
         "name: kill_tests\nversion: '1.0'\nconfig-version: 2\nprofile: refreshable\n"
+        "test-paths: [data_tests]\n"
     )
     (root / "macros" / "snapshot_rows.sql").write_text(SNAPSHOT_MACRO)
     for name in MODELS:

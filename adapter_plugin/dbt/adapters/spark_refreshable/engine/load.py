@@ -87,6 +87,8 @@ def write_staging(snapshot: Any, tables: ModelTables, keys: tuple[str, ...], vno
         staged.repartition(VNODE_COLUMN)
         .write.format("delta")
         .mode("overwrite")
+        # replace all of staging, whatever the session's partitionOverwriteMode says
+        .option("partitionOverwriteMode", "static")
         .option("overwriteSchema", "true")
         .partitionBy(VNODE_COLUMN)
         .saveAsTable(tables.staging)

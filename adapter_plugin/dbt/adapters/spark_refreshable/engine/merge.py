@@ -55,6 +55,16 @@ def committed_chunks(
     return found
 
 
+@dataclass(frozen=True)
+class Cycle:
+    """What every chunk of one cycle merges with: the tables, keys, columns and vnodes."""
+
+    tables: ModelTables
+    keys: tuple[str, ...]
+    columns: list[str]
+    vnodes: int
+
+
 @dataclass
 class ChunkResult:
     per_vnode: dict[str, dict[int, int]] = field(default_factory=dict)  # op -> vnode -> rows
@@ -69,17 +79,11 @@ def main_version(spark: Any, tables: ModelTables) -> int:
     return int(spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT 1").collect()[0]["version"])
 
 
-def diff_sql(
-    tables: ModelTables,
-    keys: tuple[str, ...],
-    columns: list[str],
-    vnodes: int,
-    chunk: Chunk,
-    version: int,
-) -> str:
+def diff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
     """Inserts, updates and deletes of one chunk, as rows of (op, vnode, columns)."""
+    tables, keys, columns = cycle.tables, cycle.keys, cycle.columns
     values = [c for c in columns if c not in keys]
-    in_chunk = f"BETWEEN {chunk.first_vnode} AND {chunk.last_vnode}"
+    in_chunk = chunk.vnode_range
     same = " AND ".join(f"s.{ident(c)} <=> m.{ident(c)}" for c in values) or "TRUE"
     join = " AND ".join(f"s.{ident(k)} = m.{ident(k)}" for k in keys)
     chosen = ", ".join(
@@ -89,7 +93,7 @@ def diff_sql(
         for c in columns
     )
     cols = ", ".join(ident(c) for c in columns)
-    main_vnode = vnode_expression(keys, vnodes)
+    main_vnode = vnode_expression(keys, cycle.vnodes)
     return f"""
         SELECT CASE WHEN m.__present IS NULL THEN 'I'
                     WHEN s.__present IS NULL THEN 'D'
@@ -107,20 +111,12 @@ def diff_sql(
     """
 
 
-def merge_sql(
-    tables: ModelTables,
-    keys: tuple[str, ...],
-    columns: list[str],
-    vnodes: int,
-    chunk: Chunk,
-    view: str,
-) -> str:
+def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     """Apply a chunk's diff. Robust to the target having moved since the diff: an insert
     or update upserts, a delete deletes."""
+    keys, columns = cycle.keys, cycle.columns
     on = " AND ".join(f"t.{ident(k)} = c.{ident(k)}" for k in keys)
-    in_chunk = (
-        f"{vnode_expression(keys, vnodes, 't')} BETWEEN {chunk.first_vnode} AND {chunk.last_vnode}"
-    )
+    in_chunk = f"{vnode_expression(keys, cycle.vnodes, 't')} {chunk.vnode_range}"
     updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns if c not in keys)
     update_clause = (
         f"WHEN MATCHED AND c.{OP_COLUMN} <> 'D' THEN UPDATE SET {updates}" if updates else ""
@@ -128,7 +124,7 @@ def merge_sql(
     cols = ", ".join(ident(c) for c in columns)
     values = ", ".join(f"c.{ident(c)}" for c in columns)
     return f"""
-        MERGE INTO {tables.main} t
+        MERGE INTO {cycle.tables.main} t
         USING {view} c
         ON {on} AND {in_chunk}
         WHEN MATCHED AND c.{OP_COLUMN} = 'D' THEN DELETE
@@ -137,24 +133,15 @@ def merge_sql(
     """
 
 
-def merge_chunk(
-    spark: Any,
-    tables: ModelTables,
-    keys: tuple[str, ...],
-    columns: list[str],
-    vnodes: int,
-    chunk: Chunk,
-    view: str,
-    tag: str,
-) -> ChunkResult:
+def merge_chunk(spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str) -> ChunkResult:
     """Diff and apply one chunk, its commit tagged ``tag``; retried against the newer main
     when another writer committed in between. Returns what the committed diffs changed."""
     from pyspark import StorageLevel
 
     applied: dict[str, dict[int, int]] = {}  # summed over the attempts that committed
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        version = main_version(spark, tables)
-        changes = spark.sql(diff_sql(tables, keys, columns, vnodes, chunk, version))
+        version = main_version(spark, cycle.tables)
+        changes = spark.sql(diff_sql(cycle, chunk, version))
         changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             counts = changes.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect()
@@ -164,7 +151,7 @@ def merge_chunk(
             # session confs reach every Delta write of the session: set only around this one
             spark.conf.set(USER_METADATA_CONF, tag)
             try:
-                spark.sql(merge_sql(tables, keys, columns, vnodes, chunk, view))
+                spark.sql(merge_sql(cycle, chunk, view))
             except Exception as exc:
                 if is_commit_conflict(exc):
                     continue
@@ -178,12 +165,12 @@ def merge_chunk(
             by_vnode = applied.setdefault(row[OP_COLUMN], {})
             vnode = int(row[VNODE_COLUMN])
             by_vnode[vnode] = by_vnode.get(vnode, 0) + int(row["count"])
-        committed = main_version(spark, tables)
+        committed = main_version(spark, cycle.tables)
         if committed == version + 1:
             return ChunkResult(applied, committed, attempt)
         # another writer committed around ours: diff again against main as it is now
     raise RefreshError(
-        f"{tables.display} kept changing under the merge of chunk {chunk.index} "
+        f"{cycle.tables.display} kept changing under the merge of chunk {chunk.index} "
         f"(vnodes {chunk.first_vnode}-{chunk.last_vnode}) through {MAX_ATTEMPTS} attempts. "
         f"Another job writes to it continually; pause it and run again (the refresh resumes)."
     )

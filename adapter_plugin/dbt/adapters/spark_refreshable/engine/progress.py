@@ -32,6 +32,11 @@ class Chunk:
     last_vnode: int
     staged_rows: int
 
+    @property
+    def vnode_range(self) -> str:
+        """SQL: `<vnode> BETWEEN first AND last`, less the vnode expression."""
+        return f"BETWEEN {self.first_vnode} AND {self.last_vnode}"
+
     def to_json(self) -> list[int]:
         return [self.first_vnode, self.last_vnode, self.staged_rows]
 

@@ -23,7 +23,12 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     RefreshCancelledError,
 )
 from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
-from dbt.adapters.spark_refreshable.engine.merge import chunk_tag, committed_chunks, merge_chunk
+from dbt.adapters.spark_refreshable.engine.merge import (
+    Cycle,
+    chunk_tag,
+    committed_chunks,
+    merge_chunk,
+)
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
@@ -194,11 +199,12 @@ class RefreshRun:
     # -- Merging ---------------------------------------------------------------------
     def _merge_and_clean_up(self) -> None:
         state = self.lease.state
-        cycle = json.loads(state.cycle_plan)
-        keys, columns = tuple(cycle["keys"]), cycle["columns"]
-        plan = SchemaPlan(columns, [tuple(c) for c in cycle["add"]], cycle["drop"])
-        chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(cycle["chunks"])]
-        vnode_rows = dict(enumerate(cycle["vnode_rows"]))
+        stored = json.loads(state.cycle_plan)
+        columns = stored["columns"]
+        cycle = Cycle(self.tables, tuple(stored["keys"]), columns, state.vnodes)
+        plan = SchemaPlan(columns, [tuple(c) for c in stored["add"]], stored["drop"])
+        chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
+        vnode_rows = dict(enumerate(stored["vnode_rows"]))
         with self.clock.measure("merge"):
             create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
         with self.clock.measure("bookkeeping"):
@@ -214,14 +220,7 @@ class RefreshRun:
             self._check_may_continue(merge_started)
             with self.clock.measure("merge"):
                 merged = merge_chunk(
-                    self.spark,
-                    self.tables,
-                    keys,
-                    columns,
-                    state.vnodes,
-                    chunk,
-                    self.view,
-                    chunk_tag(state.refresh_id, chunk.index),
+                    self.spark, cycle, chunk, self.view, chunk_tag(state.refresh_id, chunk.index)
                 )
             self.faults.reached("chunk_committed")
             with self.clock.measure("bookkeeping"):

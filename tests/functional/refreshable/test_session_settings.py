@@ -1,0 +1,14 @@
+"""The engine does not depend on the settings a session happens to carry: other models may
+set dbt-spark's insert_overwrite conf (dynamic partition overwrite) on the same session."""
+
+from tests.functional.refreshable.engine_harness import EngineModel
+
+
+def test_refresh_with_dynamic_partition_overwrite_set_on_the_session(spark):
+    session = spark.newSession()
+    session.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    model = EngineModel(session, "id INT, value STRING", unique_key="id")
+    model.refresh([(1, "a"), (2, "b")])
+    model.refresh([(2, "B")])
+    assert model.main() == [(2, "B")]
+    assert session.table(model.tables.staging).count() == 0
