@@ -11,12 +11,12 @@ SNAPSHOT = [("id", "int"), ("name", "string"), ("new", "double")]
 
 def test_first_run_takes_the_snapshot_columns():
     plan = plan_schema(SNAPSHOT, None, ("id",), "fail")
-    assert plan.columns == ["id", "name", "new"] and not plan.changes_main
+    assert plan.columns == ["id", "name", "new"] and plan.add == plan.drop == []
 
 
 def test_ignore_keeps_main_columns_that_the_snapshot_has():
     plan = plan_schema(SNAPSHOT, MAIN, ("id",), "ignore")
-    assert plan.columns == ["id", "name"] and not plan.changes_main
+    assert plan.columns == ["id", "name"] and plan.add == plan.drop == []
 
 
 def test_fail_names_added_and_removed_columns():

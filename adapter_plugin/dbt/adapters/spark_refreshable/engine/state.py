@@ -84,9 +84,6 @@ class Owner:
         pid = os.getpid()
         return cls(uuid.uuid4().hex, socket.gethostname(), pid, _process_start(pid), invocation)
 
-    def describe(self) -> str:
-        return f"dbt invocation {self.invocation} (host {self.host}, pid {self.pid})"
-
 
 @dataclass(frozen=True)
 class State:

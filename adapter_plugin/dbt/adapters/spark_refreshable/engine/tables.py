@@ -76,10 +76,6 @@ class SchemaPlan:
     add: list[tuple[str, str]]  # (name, type) to add to main
     drop: list[str]  # main columns to drop
 
-    @property
-    def changes_main(self) -> bool:
-        return bool(self.add or self.drop)
-
 
 def plan_schema(
     snapshot: list[tuple[str, str]],
