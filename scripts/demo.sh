@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 export REFRESHABLE_HOME=${REFRESHABLE_HOME:-$(pwd)}
 export DBT_PROFILES_DIR=${DBT_PROFILES_DIR:-$(pwd)/profiles}
 dbt=".venv/bin/dbt"
+# DBT_TARGET picks the profile target (local, the default; others are in profiles/profiles.yml)
+export DBT_TARGET=${DBT_TARGET:-local}
 
 step() { printf '\n[demo] %s\n' "$*"; }
 
-step "dbt debug: the connection and the embedded engine"
+step "dbt debug: the connection and the engine (target $DBT_TARGET)"
 "$dbt" debug --quiet
 step "day 1: build everything from scratch (seed, SQL and Python models, refreshable models, tests)"
 "$dbt" build --full-refresh --vars 'demo_day: 1'
