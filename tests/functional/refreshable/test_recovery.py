@@ -28,8 +28,8 @@ class RecordingSnapshot:
 
 @pytest.fixture
 def model(spark):
-    """A model merged in 3 or 4 chunks (8 vnodes, <= 50 rows a chunk), refreshed once."""
-    model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=50)
+    """A model merged in 3 or more chunks (8 vnodes, <= 30 changed rows a chunk), refreshed once."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=30)
     model.refresh(OLD)
     return model
 

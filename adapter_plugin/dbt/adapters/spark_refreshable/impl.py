@@ -70,7 +70,7 @@ class SparkRefreshableAdapter(SparkAdapter):
 
     @available
     def refreshable_tables(self, relation: Any) -> dict[str, str]:
-        """The identifiers of a refreshable model's tables (main, staging, progress, state)."""
+        """The identifiers of a refreshable model's tables, by role (see engine.naming)."""
         return self._model_tables(relation).identifiers()
 
     @available

@@ -1,10 +1,9 @@
-"""Refreshing: evaluate the snapshot into staging, laid out by vnode, and validate it
-before main is touched.
+"""Refreshing: evaluate the snapshot into staging and validate it before main is touched.
 
-Staging holds the snapshot's columns plus the vnode, partitioned by vnode, one file per
-vnode, so each merge chunk reads exactly its own slice. One pass over staging then yields
-per-vnode row counts (the chunk plan), null keys and the content checksum; a second finds
-duplicate keys. The delete guards run last.
+Staging holds the snapshot's columns plus each row's vnode and content hash, computed once
+as the snapshot is written (one pass over the snapshot, no shuffle). A narrow pass over
+staging then yields per-vnode row counts, null keys and the content checksum; the diff
+(``diff``) finds duplicate keys and what would be deleted, which the guards here check.
 """
 
 from __future__ import annotations
@@ -13,10 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
-from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX, VNODE_COLUMN, ModelTables
+from dbt.adapters.spark_refreshable.engine.naming import (
+    HASH_COLUMN,
+    RESERVED_PREFIX,
+    VNODE_COLUMN,
+    ModelTables,
+)
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
-    column_list,
     ident,
     row_hash_expression,
     vnode_expression,
@@ -79,30 +82,32 @@ def plan_for(
     return keys, plan_schema(snapshot_columns, main_columns, keys, config.on_schema_change)
 
 
-def write_staging(snapshot: Any, tables: ModelTables, keys: tuple[str, ...], vnodes: int) -> None:
+def write_staging(
+    snapshot: Any, tables: ModelTables, keys: tuple[str, ...], columns: list[str], vnodes: int
+) -> None:
+    """Write the snapshot, with each row's vnode and the hash of its ``columns`` (those
+    compared with main), replacing staging whatever it held."""
     from pyspark.sql import functions as F
 
-    staged = snapshot.withColumn(VNODE_COLUMN, F.expr(vnode_expression(keys, vnodes)))
+    staged = snapshot.withColumn(VNODE_COLUMN, F.expr(vnode_expression(keys, vnodes))).withColumn(
+        HASH_COLUMN, F.expr(row_hash_expression(columns))
+    )
     (
-        staged.repartition(VNODE_COLUMN)
-        .write.format("delta")
+        staged.write.format("delta")
         .mode("overwrite")
         # replace all of staging, whatever the session's partitionOverwriteMode says
         .option("partitionOverwriteMode", "static")
         .option("overwriteSchema", "true")
-        .partitionBy(VNODE_COLUMN)
         .saveAsTable(tables.staging)
     )
 
 
-def summarize_staging(
-    spark: Any, tables: ModelTables, keys: tuple[str, ...], columns: list[str]
-) -> StagedSnapshot:
-    """One pass: rows and checksum per vnode; rejects null keys."""
+def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) -> StagedSnapshot:
+    """One narrow pass: rows and checksum per vnode; rejects null keys."""
     null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
     rows = spark.sql(
         f"SELECT {ident(VNODE_COLUMN)} AS vnode, count(*) AS n, "
-        f"sum(CAST({row_hash_expression(columns)} AS DECIMAL(38,0))) AS checksum, "
+        f"sum(CAST({ident(HASH_COLUMN)} AS DECIMAL(38,0))) AS checksum, "
         f"count_if({null_key}) AS null_keys "
         f"FROM {tables.staging} GROUP BY {ident(VNODE_COLUMN)}"
     ).collect()
@@ -121,34 +126,12 @@ def summarize_staging(
     )
 
 
-def reject_duplicates(spark: Any, tables: ModelTables, keys: tuple[str, ...]) -> None:
-    duplicates = spark.sql(
-        f"SELECT {column_list(keys)}, count(*) AS copies FROM {tables.staging} "
-        f"GROUP BY {column_list(keys)} HAVING count(*) > 1 LIMIT {EXAMPLES}"
-    ).collect()
-    if duplicates:
-        shown = "; ".join(
-            ", ".join(f"{k}={row[k]!r}" for k in keys) + f" ({row['copies']} rows)"
-            for row in duplicates
-        )
-        raise SnapshotRejectedError(
-            f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown}. "
-            f"unique_key must identify one row: fix the model (deduplicate) or the key. "
-            f"Main was not touched."
-        )
-
-
 def check_delete_guards(
-    spark: Any,
-    tables: ModelTables,
-    keys: tuple[str, ...],
-    config: RefreshConfig,
-    staged: StagedSnapshot,
-    main_exists: bool,
+    tables: ModelTables, config: RefreshConfig, staged: StagedSnapshot, inserts: int, deletes: int
 ) -> None:
-    if not main_exists:
-        return
-    main_rows = spark.table(tables.main).count()
+    """Refuse a snapshot that would empty main, or delete more of it than allowed. Main's
+    rows follow from the diff: every staged row but the inserts, plus the deletes."""
+    main_rows = staged.rows - inserts + deletes
     if main_rows == 0:
         return
     if staged.rows == 0 and not config.allow_empty_snapshot:
@@ -158,13 +141,7 @@ def check_delete_guards(
             f"one run: allow_empty_snapshot=var('allow_empty_snapshot', false) and "
             f"--vars 'allow_empty_snapshot: true'). Main was not touched."
         )
-    if config.max_delete_fraction is None:
-        return
-    on = " AND ".join(f"m.{ident(k)} = s.{ident(k)}" for k in keys)
-    deletes = spark.sql(
-        f"SELECT count(*) FROM {tables.main} m LEFT ANTI JOIN {tables.staging} s ON {on}"
-    ).collect()[0][0]
-    if deletes > config.max_delete_fraction * main_rows:
+    if config.max_delete_fraction is not None and deletes > config.max_delete_fraction * main_rows:
         raise SnapshotRejectedError(
             f"The snapshot would delete {deletes} of {main_rows} rows of {tables.display} "
             f"({deletes / main_rows:.1%}), more than max_delete_fraction="
@@ -174,4 +151,4 @@ def check_delete_guards(
 
 
 def _examples(frame: Any) -> str:
-    return "; ".join(str(row.asDict()) for row in frame.drop(VNODE_COLUMN).collect())
+    return "; ".join(str(row.asDict()) for row in frame.drop(VNODE_COLUMN, HASH_COLUMN).collect())

@@ -1,20 +1,24 @@
-"""Merging: one chunk of vnodes, staging against main, applied as one atomic Delta commit.
+"""Merging: the change set applied to main chunk by chunk, each chunk (a range of
+vnodes) one atomic, tagged Delta commit.
 
-For a chunk (a range of vnodes) the diff joins the chunk's staging slice with the chunk's
-slice of main *as of one pinned version*: a key only in staging is an insert, only in main
-a delete, in both with any column different (null-safe) an update; unchanged rows are
-left out. The diff is then applied with one ``MERGE`` whose join carries the chunk's vnode
-predicate and no ``WHEN NOT MATCHED BY SOURCE`` clause (which would scan all of main).
+A chunk's source is its slice of the change set (``diff``), computed against main as of
+one version. Before each chunk the merge checks that every commit to main since that
+version is one of this cycle's own: its chunk commits touch only their own vnodes, and its
+schema changes only add columns the change set already hashed as NULL, so the change set
+is still exactly the difference from main as it is now. Otherwise (another writer moved
+main, or raced a chunk's commit) the chunk is diffed again, staging's slice against main
+as it is, and so are the chunks after it: the other writer's rows are corrected toward
+the snapshot.
 
-The diff is computed against main as it is, so applying a chunk twice changes nothing the
-second time: a crash between the main commit and the progress write is harmless. If
-another writer committed to main after the pinned version, the chunk is diffed again
-against the new main and applied again (the other writer's rows are corrected toward the
-snapshot); a Delta conflict during the commit is handled the same way.
+Applying a chunk twice changes nothing the second time: inserts and updates upsert,
+deletes delete, and ``MERGE`` has no ``WHEN NOT MATCHED BY SOURCE`` clause (which would
+scan all of main); the join carries the chunk's vnode predicate instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,36 +37,79 @@ OPERATIONS = {
 }
 
 
+def cycle_tag(refresh_id: str) -> str:
+    """The userMetadata prefix of every commit a cycle makes to main."""
+    return f"dbt-refreshable:{refresh_id}:"
+
+
 def chunk_tag(refresh_id: str, chunk: int) -> str:
     """The userMetadata of a chunk's commit to main: ties the commit to its cycle and chunk."""
-    return f"dbt-refreshable:{refresh_id}:chunk:{chunk}"
+    return f"{cycle_tag(refresh_id)}chunk:{chunk}"
 
 
-def committed_chunks(
-    spark: Any, tables: ModelTables, refresh_id: str, recent: int
-) -> dict[int, tuple[int, dict[str, int]]]:
-    """Chunks of a cycle already committed to main, per main's recent history: chunk ->
-    (version, rows per op). A crash between a chunk's commit and its checkpoint leaves one."""
-    prefix = chunk_tag(refresh_id, 0).rsplit(":", 1)[0] + ":"
-    rows = spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT {int(recent)}").collect()
-    found = {}
-    for row in rows:
-        tag = row["userMetadata"] or ""
-        if tag.startswith(prefix):
-            metrics = row["operationMetrics"] or {}
-            counts = {op: int(metrics.get(name, 0)) for op, name in OPERATIONS.items()}
-            found[int(tag[len(prefix) :])] = (int(row["version"]), counts)
-    return found
+def schema_tag(refresh_id: str) -> str:
+    """The userMetadata of a cycle's commits that create main or change its schema."""
+    return f"{cycle_tag(refresh_id)}schema"
+
+
+@contextlib.contextmanager
+def tagged_commits(spark: Any, tag: str) -> Iterator[None]:
+    """Tag the Delta commits of the block. Session confs reach every Delta write of the
+    session: set only around the block."""
+    spark.conf.set(USER_METADATA_CONF, tag)
+    try:
+        yield
+    finally:
+        spark.conf.unset(USER_METADATA_CONF)
+
+
+@dataclass(frozen=True)
+class MainHistory:
+    """Main's commits after a version, newest first, as DESCRIBE HISTORY gives them."""
+
+    latest: int
+    commits: list[Any]
+
+    @classmethod
+    def since(cls, spark: Any, tables: ModelTables, version: int | None) -> MainHistory:
+        latest = main_version(spark, tables)
+        count = latest - (-1 if version is None else version)
+        commits = (
+            spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT {int(count)}").collect()
+            if count > 0
+            else []
+        )
+        return cls(latest, commits)
+
+    def only_cycle(self, refresh_id: str) -> bool:
+        """Whether every commit is one of the cycle's own."""
+        prefix = cycle_tag(refresh_id)
+        return all((c["userMetadata"] or "").startswith(prefix) for c in self.commits)
+
+    def committed_chunks(self, refresh_id: str) -> dict[int, tuple[int, dict[str, int]]]:
+        """The cycle's chunks committed to main: chunk -> (version, rows per op). A crash
+        between a chunk's commit and its checkpoint leaves one."""
+        prefix = chunk_tag(refresh_id, 0).rsplit(":", 1)[0] + ":"
+        found = {}
+        for commit in self.commits:
+            tag = commit["userMetadata"] or ""
+            if tag.startswith(prefix):
+                metrics = commit["operationMetrics"] or {}
+                counts = {op: int(metrics.get(name, 0)) for op, name in OPERATIONS.items()}
+                found[int(tag[len(prefix) :])] = (int(commit["version"]), counts)
+        return found
 
 
 @dataclass(frozen=True)
 class Cycle:
-    """What every chunk of one cycle merges with: the tables, keys, columns and vnodes."""
+    """What every chunk of one cycle merges with: the tables, keys, columns and vnodes;
+    ``inserts_only``: main did not exist at the diff, staging itself is the change set."""
 
     tables: ModelTables
     keys: tuple[str, ...]
     columns: list[str]
     vnodes: int
+    inserts_only: bool = False
 
 
 @dataclass
@@ -70,6 +117,7 @@ class ChunkResult:
     per_vnode: dict[str, dict[int, int]] = field(default_factory=dict)  # op -> vnode -> rows
     main_version: int = 0
     attempts: int = 0
+    current: int | None = None  # main's version the change set is still exact for, if any
 
     def total(self, op: str) -> int:
         return sum(self.per_vnode.get(op, {}).values())
@@ -79,8 +127,22 @@ def main_version(spark: Any, tables: ModelTables) -> int:
     return int(spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT 1").collect()[0]["version"])
 
 
+def change_slice_sql(cycle: Cycle, chunk: Chunk) -> str:
+    """A chunk's slice of the change set, as rows of (op, vnode, columns)."""
+    columns = ", ".join(ident(c) for c in cycle.columns)
+    if cycle.inserts_only:
+        source, op = cycle.tables.staging, "'I'"
+    else:
+        source, op = cycle.tables.changes, OP_COLUMN
+    return (
+        f"SELECT {op} AS {OP_COLUMN}, {ident(VNODE_COLUMN)}, {columns} FROM {source} "
+        f"WHERE {ident(VNODE_COLUMN)} {chunk.vnode_range}"
+    )
+
+
 def diff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
-    """Inserts, updates and deletes of one chunk, as rows of (op, vnode, columns)."""
+    """Inserts, updates and deletes of one chunk against main as of ``version``, as rows
+    of (op, vnode, columns): the chunk's change set when main moved under the cycle."""
     tables, keys, columns = cycle.tables, cycle.keys, cycle.columns
     values = [c for c in columns if c not in keys]
     in_chunk = chunk.vnode_range
@@ -133,31 +195,41 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     """
 
 
-def merge_chunk(spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str) -> ChunkResult:
-    """Diff and apply one chunk, its commit tagged ``tag``; retried against the newer main
-    when another writer committed in between. Returns what the committed diffs changed."""
+def merge_chunk(
+    spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str, current: int | None
+) -> ChunkResult:
+    """Apply one chunk, its commit tagged ``tag``. ``current``: main's version the change
+    set is exact for (None: it is not, diff the chunk again). A commit of another writer
+    around ours makes the chunk diff again against main as it is. Returns what the
+    committed changes did and the version the change set is exact for afterwards."""
     from pyspark import StorageLevel
 
     applied: dict[str, dict[int, int]] = {}  # summed over the attempts that committed
     for attempt in range(1, MAX_ATTEMPTS + 1):
         version = main_version(spark, cycle.tables)
-        changes = spark.sql(diff_sql(cycle, chunk, version))
+        if version != current:
+            current = None
+        exact = current is not None
+        if exact and chunk.rows == 0:
+            return ChunkResult(applied, version, attempt, current)
+        changes = spark.sql(
+            change_slice_sql(cycle, chunk) if exact else diff_sql(cycle, chunk, version)
+        )
         changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             counts = changes.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect()
             if not counts:
-                return ChunkResult(applied, version, attempt)
+                return ChunkResult(applied, version, attempt, current)
             changes.createOrReplaceTempView(view)
-            # session confs reach every Delta write of the session: set only around this one
-            spark.conf.set(USER_METADATA_CONF, tag)
             try:
-                spark.sql(merge_sql(cycle, chunk, view))
+                with tagged_commits(spark, tag):
+                    spark.sql(merge_sql(cycle, chunk, view))
             except Exception as exc:
                 if is_commit_conflict(exc):
+                    current = None
                     continue
                 raise
             finally:
-                spark.conf.unset(USER_METADATA_CONF)
                 spark.catalog.dropTempView(view)
         finally:
             changes.unpersist()
@@ -167,8 +239,8 @@ def merge_chunk(spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str) -> 
             by_vnode[vnode] = by_vnode.get(vnode, 0) + int(row["count"])
         committed = main_version(spark, cycle.tables)
         if committed == version + 1:
-            return ChunkResult(applied, committed, attempt)
-        # another writer committed around ours: diff again against main as it is now
+            return ChunkResult(applied, committed, attempt, committed if exact else None)
+        current = None  # another writer committed around ours: diff again against main now
     raise RefreshError(
         f"{cycle.tables.display} kept changing under the merge of chunk {chunk.index} "
         f"(vnodes {chunk.first_vnode}-{chunk.last_vnode}) through {MAX_ATTEMPTS} attempts. "

@@ -1,11 +1,12 @@
-"""The naming scheme: one model, four tables, the engine's own columns.
+"""The naming scheme: one model, five tables, the engine's own columns.
 
 For a model ``analytics.orders``:
 
 =============================== ========================================================
 ``analytics.orders``            main: serves queries (Delta)
-``analytics.orders__staging``   the snapshot being refreshed, partitioned by vnode (Delta)
-``analytics.orders__progress``  the chunk plan and per-vnode checkpoints (Delta)
+``analytics.orders__staging``   the snapshot being refreshed, with vnode and row hash (Delta)
+``analytics.orders__changes``   the snapshot's difference from main, by vnode (Delta)
+``analytics.orders__progress``  per-vnode checkpoints of the merge (Delta)
 ``analytics.orders__state``     one row: phase, lease, last completed snapshot (Delta)
 =============================== ========================================================
 """
@@ -15,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 STAGING_SUFFIX = "__staging"
+CHANGES_SUFFIX = "__changes"
 PROGRESS_SUFFIX = "__progress"
 STATE_SUFFIX = "__state"
 
 VNODE_COLUMN = "__refreshable_vnode"
+HASH_COLUMN = "__refreshable_hash"
 OP_COLUMN = "__refreshable_op"
 RESERVED_PREFIX = "__refreshable_"
 
@@ -44,6 +47,10 @@ class ModelTables:
         return self._name(self.identifier + STAGING_SUFFIX)
 
     @property
+    def changes(self) -> str:
+        return self._name(self.identifier + CHANGES_SUFFIX)
+
+    @property
     def progress(self) -> str:
         return self._name(self.identifier + PROGRESS_SUFFIX)
 
@@ -60,6 +67,7 @@ class ModelTables:
         return {
             "main": self.identifier,
             "staging": self.identifier + STAGING_SUFFIX,
+            "changes": self.identifier + CHANGES_SUFFIX,
             "progress": self.identifier + PROGRESS_SUFFIX,
             "state": self.identifier + STATE_SUFFIX,
         }

@@ -1,7 +1,8 @@
 """The chunk plan and per-vnode checkpoints of the cycle in progress.
 
-The plan (contiguous vnode ranges, sized by staged rows) is fixed when staging is whole
-and travels in the state row's move to FINISHING, in the same commit. Each merged chunk is
+The plan (contiguous vnode ranges covering every vnode, sized by changed rows, so chunk
+count follows how much changed) is fixed when staging and the change set are whole, and
+travels in the state row's move to FINISHING, in the same commit. Each merged chunk is
 then checkpointed by appending one row per vnode of the chunk to the progress table
 (cycle, vnode, chunk, staged rows, what its merge inserted, updated and deleted, main's
 version after): a blind append, the cheapest Delta commit. A vnode is the unit of
@@ -30,7 +31,7 @@ class Chunk:
     index: int
     first_vnode: int
     last_vnode: int
-    staged_rows: int
+    rows: int  # changed rows planned
 
     @property
     def vnode_range(self) -> str:
@@ -38,7 +39,7 @@ class Chunk:
         return f"BETWEEN {self.first_vnode} AND {self.last_vnode}"
 
     def to_json(self) -> list[int]:
-        return [self.first_vnode, self.last_vnode, self.staged_rows]
+        return [self.first_vnode, self.last_vnode, self.rows]
 
     @classmethod
     def from_json(cls, index: int, value: list[int]) -> Chunk:
@@ -56,8 +57,8 @@ class Checkpoint:
 
 
 def plan_chunks(vnode_rows: dict[int, int], vnodes: int, chunk_rows: int) -> list[Chunk]:
-    """Contiguous vnode ranges of at most ``chunk_rows`` staged rows each (a single vnode
-    larger than that is a chunk of its own). Chunk count follows table size."""
+    """Contiguous vnode ranges of at most ``chunk_rows`` rows each (a single vnode larger
+    than that is a chunk of its own), covering every vnode."""
     chunks: list[Chunk] = []
     first, rows = 0, 0
     for vnode in range(vnodes):

@@ -1,6 +1,6 @@
 """One run of a refreshable model, start to end: the job the materialization submits.
 
-    acquire lease -> recover (see ``recovery``) -> load -> validate -> FINISHING
+    acquire lease -> recover (see ``recovery``) -> load -> validate and diff -> FINISHING
       -> merge chunk by chunk (checkpoint, heartbeat, cancellation between chunks)
       -> CLEANUP -> IDLE
 
@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine import load, progress
+from dbt.adapters.spark_refreshable.engine import diff, load, progress
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -25,9 +25,12 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
 from dbt.adapters.spark_refreshable.engine.merge import (
     Cycle,
+    MainHistory,
     chunk_tag,
-    committed_chunks,
+    main_version,
     merge_chunk,
+    schema_tag,
+    tagged_commits,
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
@@ -137,7 +140,7 @@ class RefreshRun:
             found = self.lease.read()
             if owner_is_alive(found, self.lease.me, self.config.lock_timeout, time.time()):
                 raise self.lease.held_error(found)
-        self.report.say("--full-refresh: dropping main, staging, progress and state")
+        self.report.say("--full-refresh: dropping main, staging, changes, progress and state")
         drop_all(self.spark, self.tables)
 
     def _give_up(self) -> None:
@@ -169,19 +172,28 @@ class RefreshRun:
             self.report.say(f"loading the snapshot into staging (cycle {refresh_id})")
             frame = load.as_spark_frame(spark, snapshot())
             keys, plan = load.plan_for(spark, frame, tables, config, main_exists)
-            load.write_staging(frame, tables, keys, config.vnodes)
+            load.write_staging(frame, tables, keys, plan.columns, config.vnodes)
             self.faults.reached("loading")
-            staged = load.summarize_staging(spark, tables, keys, plan.columns)
-            load.reject_duplicates(spark, tables, keys)
-            load.check_delete_guards(spark, tables, keys, config, staged, main_exists)
+            staged = load.summarize_staging(spark, tables, keys)
+            base_version = main_version(spark, tables) if main_exists else None
+            with diff.change_set(spark, tables, keys, plan, config.vnodes, base_version) as found:
+                counts = found.counts
+                load.check_delete_guards(
+                    tables, config, staged, counts.total("I"), counts.total("D")
+                )
+                chunks = progress.plan_chunks(
+                    counts.by_vnode(), config.vnodes, config.merge_chunk_rows
+                )
+                if base_version is not None and counts.total():
+                    found.write(files=len(chunks))
         with self.clock.measure("bookkeeping"):
-            chunks = progress.plan_chunks(staged.vnode_rows, config.vnodes, config.merge_chunk_rows)
             progress.ensure_table(spark, tables)
             cycle_plan = {
                 "keys": list(keys),
                 "columns": plan.columns,
                 "add": plan.add,
                 "drop": plan.drop,
+                "base_version": base_version,
                 "chunks": [chunk.to_json() for chunk in chunks],
                 "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
             }
@@ -193,7 +205,10 @@ class RefreshRun:
                 snapshot_checksum=staged.checksum,
                 cycle_plan=json.dumps(cycle_plan),
             )
-        self.report.say(f"staged {staged.rows:,} rows; staging is whole (FINISHING)")
+        self.report.say(
+            f"staged {staged.rows:,} rows, {counts.total():,} changed; staging and the change "
+            f"set are whole (FINISHING)"
+        )
         self.faults.reached("finishing")
 
     # -- Merging ---------------------------------------------------------------------
@@ -201,43 +216,57 @@ class RefreshRun:
         state = self.lease.state
         stored = json.loads(state.cycle_plan)
         columns = stored["columns"]
-        cycle = Cycle(self.tables, tuple(stored["keys"]), columns, state.vnodes)
+        base_version = stored["base_version"]
+        cycle = Cycle(
+            self.tables, tuple(stored["keys"]), columns, state.vnodes, base_version is None
+        )
         plan = SchemaPlan(columns, [tuple(c) for c in stored["add"]], stored["drop"])
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
-        with self.clock.measure("merge"):
+        with self.clock.measure("merge"), tagged_commits(self.spark, schema_tag(state.refresh_id)):
             create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
         with self.clock.measure("bookkeeping"):
             done = progress.read_checkpoint(self.spark, self.tables, state.refresh_id)
+            history = MainHistory.since(self.spark, self.tables, base_version)
             if self.result["resumed"]:
-                done = self._reconcile_with_main(state, chunks, done, vnode_rows)
+                done = self._reconcile_with_main(state, chunks, done, vnode_rows, history)
+        # the change set is exact while main holds no commit but this cycle's
+        current = history.latest if history.only_cycle(state.refresh_id) else None
         counts = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
         pending = [c for c in chunks if c.index not in done.chunks]
-        rows_done = sum(c.staged_rows for c in chunks if c.index in done.chunks)
-        self.report.merge_started(len(chunks), len(done.chunks), state.snapshot_rows, rows_done)
+        rows_done = sum(c.rows for c in chunks if c.index in done.chunks)
+        rows_total = sum(c.rows for c in chunks)
+        self.report.merge_started(len(chunks), len(done.chunks), rows_total, rows_done)
         merge_started = time.monotonic()
         for chunk in pending:
             self._check_may_continue(merge_started)
             with self.clock.measure("merge"):
                 merged = merge_chunk(
-                    self.spark, cycle, chunk, self.view, chunk_tag(state.refresh_id, chunk.index)
-                )
-            self.faults.reached("chunk_committed")
-            with self.clock.measure("bookkeeping"):
-                progress.record_chunk(
                     self.spark,
-                    self.tables,
-                    state.refresh_id,
+                    cycle,
                     chunk,
-                    vnode_rows,
-                    merged.per_vnode,
-                    merged.main_version,
+                    self.view,
+                    chunk_tag(state.refresh_id, chunk.index),
+                    current,
                 )
+            current = merged.current
+            self.faults.reached("chunk_committed")
+            if merged.per_vnode:  # a chunk that changed nothing needs no checkpoint
+                with self.clock.measure("bookkeeping"):
+                    progress.record_chunk(
+                        self.spark,
+                        self.tables,
+                        state.refresh_id,
+                        chunk,
+                        vnode_rows,
+                        merged.per_vnode,
+                        merged.main_version,
+                    )
             self.faults.reached("chunk_done")
             self.result["chunks_done"] += 1
             for op in counts:
                 counts[op] += merged.total(op)
-            rows_done += chunk.staged_rows
+            rows_done += chunk.rows
             self.report.chunk_done(rows_done, sum(counts.values()))
         self.result.update(
             refresh_id=state.refresh_id,
@@ -264,11 +293,11 @@ class RefreshRun:
         chunks: list[progress.Chunk],
         done: progress.Checkpoint,
         vnode_rows: dict[int, int],
+        history: MainHistory,
     ) -> progress.Checkpoint:
         """Checkpoint the chunks whose main commit landed but whose checkpoint did not (a
         crash in between), from main's history. Their counts go on their first vnode."""
-        recent = 4 * len(chunks) + 50
-        committed = committed_chunks(self.spark, self.tables, state.refresh_id, recent)
+        committed = history.committed_chunks(state.refresh_id)
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
         for chunk in missing:
             version, counts = committed[chunk.index]
@@ -300,8 +329,9 @@ class RefreshRun:
 
     # -- Cleanup ---------------------------------------------------------------------
     def _discard_staging(self) -> None:
-        if table_exists(self.spark, self.tables.staging):
-            self.spark.sql(f"DELETE FROM {self.tables.staging}")
+        for table in (self.tables.staging, self.tables.changes):
+            if table_exists(self.spark, table):
+                self.spark.sql(f"DELETE FROM {table}")
         progress.reset(self.spark, self.tables)
 
     def _clean_up(self) -> None:

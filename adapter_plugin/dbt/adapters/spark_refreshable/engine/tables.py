@@ -64,7 +64,7 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
 
 
 def drop_all(spark: Any, tables: ModelTables) -> None:
-    for name in (tables.main, tables.staging, tables.progress, tables.state):
+    for name in (tables.main, tables.staging, tables.changes, tables.progress, tables.state):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
 
 

@@ -1,0 +1,186 @@
+"""The change set: the snapshot's difference from main, computed once per cycle.
+
+One narrow pass. Staging's keys, vnode and stored row hash, grouped by key (which finds
+duplicate keys on the way), are full-outer-joined with main's keys and row hashes as of
+one pinned version: a key only in staging is an insert, only in main a delete, in both
+with another hash an update. Only the changed rows are then read back from staging with
+their content and written to the changes table, ordered by vnode so that a merge chunk
+reads its own slice of a small table. Unchanged rows never leave staging.
+
+A change set is only valid against main as of its version; ``merge`` checks that before
+each chunk and diffs again when another writer moved main.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.naming import (
+    HASH_COLUMN,
+    OP_COLUMN,
+    VNODE_COLUMN,
+    ModelTables,
+)
+from dbt.adapters.spark_refreshable.engine.sql import (
+    column_list,
+    ident,
+    qualified,
+    row_hash_expression,
+    vnode_expression,
+)
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan
+
+DUPLICATE = "X"  # the diff's op for a key that staging holds more than once
+EXAMPLES = 5
+
+
+@dataclass(frozen=True)
+class ChangeCounts:
+    """Rows per op ('I', 'U', 'D') and vnode."""
+
+    per_vnode: dict[str, dict[int, int]]
+
+    def total(self, op: str | None = None) -> int:
+        ops = [op] if op else list(self.per_vnode)
+        return sum(sum(self.per_vnode.get(o, {}).values()) for o in ops)
+
+    def by_vnode(self) -> dict[int, int]:
+        """Changed rows per vnode, all ops together: what sizes the merge chunks."""
+        rows: dict[int, int] = {}
+        for counts in self.per_vnode.values():
+            for vnode, n in counts.items():
+                rows[vnode] = rows.get(vnode, 0) + n
+        return rows
+
+
+def main_hashes_sql(
+    tables: ModelTables, keys: tuple[str, ...], plan: SchemaPlan, vnodes: int, version: int
+) -> str:
+    """Main's keys, vnodes and row hashes as of ``version``. A column the snapshot adds is
+    NULL in main until the merge adds it, and is hashed as such."""
+    added = {name.lower(): dtype for name, dtype in plan.add}
+    columns = ", ".join(
+        f"CAST(NULL AS {added[c.lower()]}) AS {ident(c)}" if c.lower() in added else ident(c)
+        for c in plan.columns
+    )
+    return (
+        f"SELECT {column_list(keys)}, {vnode_expression(keys, vnodes)} AS {ident(VNODE_COLUMN)}, "
+        f"{row_hash_expression(plan.columns)} AS h, TRUE AS present "
+        f"FROM (SELECT {columns} FROM {tables.main} VERSION AS OF {int(version)})"
+    )
+
+
+def diff_sql(
+    tables: ModelTables,
+    keys: tuple[str, ...],
+    plan: SchemaPlan,
+    vnodes: int,
+    main_version: int | None,
+) -> str:
+    """(op, vnode, keys, copies) of every changed or duplicate key; ``main_version`` None:
+    there is no main, every key is an insert."""
+    staged = (
+        f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
+        f"first({ident(HASH_COLUMN)}) AS h, count(*) AS copies, TRUE AS present "
+        f"FROM {tables.staging} GROUP BY {column_list(keys)}"
+    )
+    if main_version is None:
+        return (
+            f"SELECT CASE WHEN copies > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
+            f"{ident(VNODE_COLUMN)}, {column_list(keys)}, copies FROM ({staged})"
+        )
+    chosen_keys = ", ".join(
+        f"CASE WHEN s.present THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
+        for k in keys
+    )
+    join = " AND ".join(f"{qualified('s', k)} = {qualified('m', k)}" for k in keys)
+    return f"""
+        SELECT CASE WHEN s.copies > 1 THEN '{DUPLICATE}'
+                    WHEN m.present IS NULL THEN 'I'
+                    WHEN s.present IS NULL THEN 'D'
+                    ELSE 'U' END AS {OP_COLUMN},
+               coalesce(s.{ident(VNODE_COLUMN)}, m.{ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)},
+               {chosen_keys}, s.copies
+        FROM ({staged}) s
+        FULL OUTER JOIN ({main_hashes_sql(tables, keys, plan, vnodes, main_version)}) m
+        ON {join}
+        WHERE s.present IS NULL OR m.present IS NULL OR s.copies > 1 OR s.h <> m.h
+    """
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    spark: Any
+    tables: ModelTables
+    keys: tuple[str, ...]
+    plan: SchemaPlan
+    diff: Any  # the persisted DataFrame of diff_sql
+    counts: ChangeCounts
+
+    def write(self, files: int) -> None:
+        """Write the changed rows, with staging's content (keys only for deletes), to the
+        changes table, in about ``files`` files ordered by vnode."""
+        view = f"refreshable_diff_{id(self)}"
+        self.diff.createOrReplaceTempView(view)
+        try:
+            on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in self.keys)
+            columns = ", ".join(
+                qualified("d", c) if c in self.keys else qualified("s", c)
+                for c in self.plan.columns
+            )
+            rows = self.spark.sql(
+                f"SELECT d.{OP_COLUMN}, d.{ident(VNODE_COLUMN)}, {columns} FROM {view} d "
+                f"LEFT JOIN {self.tables.staging} s ON d.{OP_COLUMN} <> 'D' AND {on}"
+            )
+            (
+                rows.repartitionByRange(max(1, files), VNODE_COLUMN)
+                .write.format("delta")
+                .mode("overwrite")
+                .option("overwriteSchema", "true")
+                .saveAsTable(self.tables.changes)
+            )
+        finally:
+            self.spark.catalog.dropTempView(view)
+
+
+@contextlib.contextmanager
+def change_set(
+    spark: Any,
+    tables: ModelTables,
+    keys: tuple[str, ...],
+    plan: SchemaPlan,
+    vnodes: int,
+    main_version: int | None,
+) -> Iterator[ChangeSet]:
+    """Diff staging against main as of ``main_version``; refuse duplicate keys. The diff is
+    held (narrow: keys and ops) until the block ends."""
+    from pyspark import StorageLevel
+
+    diff = spark.sql(diff_sql(tables, keys, plan, vnodes, main_version))
+    diff = diff.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        per_vnode: dict[str, dict[int, int]] = {}
+        for row in diff.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect():
+            per_vnode.setdefault(row[OP_COLUMN], {})[int(row[VNODE_COLUMN])] = int(row["count"])
+        if DUPLICATE in per_vnode:
+            reject_duplicates(diff, keys, sum(per_vnode[DUPLICATE].values()))
+        yield ChangeSet(spark, tables, keys, plan, diff, ChangeCounts(per_vnode))
+    finally:
+        diff.unpersist()
+
+
+def reject_duplicates(diff: Any, keys: tuple[str, ...], count: int) -> None:
+    examples = diff.where(f"{OP_COLUMN} = '{DUPLICATE}'").limit(EXAMPLES).collect()
+    shown = "; ".join(
+        ", ".join(f"{k}={row[k]!r}" for k in keys) + f" ({row['copies']} rows)" for row in examples
+    )
+    raise SnapshotRejectedError(
+        f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown} "
+        f"({count} key(s) in all). "
+        f"unique_key must identify one row: fix the model (deduplicate) or the key. "
+        f"Main was not touched."
+    )
