@@ -3,6 +3,7 @@ after lock_timeout; a run whose lease was taken over stops before its next chunk
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -105,3 +106,32 @@ def test_a_run_whose_lease_was_taken_over_stops_before_its_next_chunk(model, mon
     monkeypatch.undo()
     result = model.refresh(lambda: pytest.fail("resumes, does not reload"))
     assert result["resumed"] is True and model.main() == sorted(changed)
+
+
+def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkeypatch):
+    """After the first chunk, another job rewrites rows of the last chunk's vnodes, rows
+    the snapshot leaves unchanged among them. The change set computed before is no longer
+    exact: the remaining chunks diff again against main as it is, and main still ends
+    equal to the snapshot."""
+    record_chunk = progress.record_chunk
+    vandalised: list[int] = []
+
+    def record_then_interfere(*args, **kwargs):
+        record_chunk(*args, **kwargs)
+        if vandalised:
+            return
+        last = json.loads(model.state().cycle_plan)["chunks"][-1]
+        vnode_of = model.vnodes_of({r[0] for r in ROWS})
+        ids = [i for i, v in vnode_of.items() if last[0] <= v <= last[1]]
+        model.spark.sql(
+            f"UPDATE {model.tables.main} SET value = 'vandalised' "
+            f"WHERE id IN ({', '.join(map(str, ids))})"
+        )
+        vandalised.extend(ids)
+
+    monkeypatch.setattr(progress, "record_chunk", record_then_interfere)
+    snapshot = [(i, "changed" if i % 2 else f"v{i}") for i in range(60)]
+    result = model.refresh(snapshot, merge_chunk_rows=8)
+    assert vandalised and result["chunks_total"] >= 3
+    assert any(i % 2 == 0 for i in vandalised), "unchanged rows were overwritten too"
+    assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
