@@ -104,8 +104,3 @@ def read_checkpoint(spark: Any, tables: ModelTables, refresh_id: str) -> Checkpo
         f"sum(rows_deleted) AS d FROM {tables.progress} WHERE refresh_id = {literal(refresh_id)}"
     ).collect()[0]
     return Checkpoint(frozenset(row["chunks"]), row["i"] or 0, row["u"] or 0, row["d"] or 0)
-
-
-def reset(spark: Any, tables: ModelTables) -> None:
-    if spark.catalog.tableExists(tables.progress):
-        spark.sql(f"DELETE FROM {tables.progress}")
