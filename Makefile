@@ -5,6 +5,8 @@ export REFRESHABLE_HOME := $(CURDIR)
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export PATH := $(VENV)/bin:$(PATH)
 
+# Test processes, each with one shared SparkSession; test files are spread over them.
+PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?=
 
 .PHONY: setup demo test lint clean
@@ -19,7 +21,7 @@ test: setup
 	@echo "[test] ruff"
 	@ruff check adapter_plugin tests python_models
 	@echo "[test] pytest"
-	@python -m pytest $(PYTEST_ARGS)
+	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: setup
 	@ruff check adapter_plugin tests python_models

@@ -46,7 +46,7 @@ class ProgressReporter:
         self.rows_total, self.rows_at_start = rows_total, rows_done
         self.started = time.monotonic()
         resumed = f", resuming after {chunks_done} done" if chunks_done else ""
-        self.say(f"merging {rows_total:,} staged rows in {chunks_total} chunk(s){resumed}")
+        self.say(f"merging {rows_total:,} changed rows in {chunks_total} chunk(s){resumed}")
 
     def chunk_done(self, rows_done: int, changed: int) -> None:
         self.chunks_done += 1
