@@ -27,8 +27,6 @@ timeout=${REFRESHABLE_CLUSTER_TIMEOUT:-90}
 workers=(worker1 worker2)
 master_class=org.apache.spark.deploy.master.Master
 worker_class=org.apache.spark.deploy.worker.Worker
-master_url="spark://127.0.0.1:$port"
-status_url="http://127.0.0.1:$webui_port/json/"
 
 say() { printf '[cluster] %s\n' "$*"; }
 die() { printf '[cluster] error: %s\n' "$*" >&2; exit 1; }
@@ -42,6 +40,7 @@ python=${PYTHON:-$root/.venv/bin/python}
 [ -x "$python" ] || die "no $python: run \`make setup\` first"
 
 pid_file() { echo "$state/$1.pid"; }
+ports_file="$state/ports"
 log_file() { echo "$state/$1.log"; }
 class_of() { if [ "$1" = master ]; then echo "$master_class"; else echo "$worker_class"; fi; }
 
@@ -60,10 +59,25 @@ running_pid() {
   fi
 }
 
+# A running cluster keeps the ports it was started with: status and start use those, and
+# starting it again on other ports is an error rather than a second master.
+if [ -f "$ports_file" ] && [ -n "$(running_pid master)" ]; then
+  read -r running_port running_webui_port <"$ports_file"
+  if [ "${1:-}" = start ] && { [ "${REFRESHABLE_CLUSTER_PORT:-$running_port}" != "$running_port" ] \
+    || [ "${REFRESHABLE_CLUSTER_WEBUI_PORT:-$running_webui_port}" != "$running_webui_port" ]; }; then
+    die "the cluster in $state runs on ports $running_port (master) and $running_webui_port (web UI); \`scripts/cluster.sh stop\` it first, or use another REFRESHABLE_CLUSTER_STATE"
+  fi
+  port=$running_port webui_port=$running_webui_port
+fi
+master_url="spark://127.0.0.1:$port"
+status_url="http://127.0.0.1:$webui_port/json/"
+
 port_free() {
   "$python" - "$1" <<'EOF'
 import socket, sys
 with socket.socket() as s:
+    # like the JVM's servers: connections of a previous run in TIME_WAIT do not count
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         s.bind(("127.0.0.1", int(sys.argv[1])))
     except OSError:
@@ -135,6 +149,7 @@ start() {
   else
     port_free "$port" || die "port $port (REFRESHABLE_CLUSTER_PORT) on 127.0.0.1 is in use by another program: pick another port, or \`scripts/cluster.sh status\`"
     port_free "$webui_port" || die "port $webui_port (REFRESHABLE_CLUSTER_WEBUI_PORT) on 127.0.0.1 is in use by another program: pick another port"
+    echo "$port $webui_port" >"$ports_file"
     launch master "$master_class" --host 127.0.0.1 --port "$port" --webui-port "$webui_port"
   fi
 
@@ -152,8 +167,13 @@ start() {
   say "waiting up to ${timeout}s for ${#workers[@]} workers to register with $master_url"
   local deadline=$((SECONDS + timeout)) alive=0
   while :; do
+    # the master lists them ALIVE, and each worker (its log is new at each launch) says so
     alive=$(alive_workers)
-    [ "$alive" -ge "${#workers[@]}" ] && break
+    if [ "$alive" -ge "${#workers[@]}" ] && ! for name in "${workers[@]}"; do
+      grep -q "Successfully registered with master" "$(log_file "$name")" || echo no
+    done | grep -q no; then
+      break
+    fi
     for name in master "${workers[@]}"; do
       [ -n "$(running_pid "$name")" ] || { tails; die "$name exited while starting (log above)"; }
     done
@@ -188,6 +208,7 @@ stop() {
     [ -z "$(running_pid "$name")" ] || stopped=1
     stop_one "$name"
   done
+  rm -f "$ports_file"
   [ $stopped = 1 ] || say "nothing running (state $state)"
 }
 
