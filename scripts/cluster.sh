@@ -135,6 +135,8 @@ start() {
   export SPARK_HOME
   SPARK_HOME=$(spark_home)
   export SPARK_LOCAL_IP=127.0.0.1 SPARK_LOCAL_HOSTNAME=127.0.0.1
+  # a Python UDF's executor runs `python3` from the workers' PATH: the project's virtualenv
+  PATH="$(dirname "$python"):$PATH"
   export SPARK_DAEMON_MEMORY=${SPARK_DAEMON_MEMORY:-512m}
   # no spark-env.sh or spark-defaults.conf from elsewhere; the REST submission server stays off
   export SPARK_CONF_DIR=$state/conf
