@@ -9,6 +9,7 @@ executors run on a standalone cluster. Both are this one implementation.
 from __future__ import annotations
 
 import glob
+import socket
 import threading
 from typing import Any, ClassVar
 
@@ -52,6 +53,7 @@ class InProcessSparkEnvironment(SparkEnvironment):
         parameters = dict(self.server_side_parameters)
         if "spark.jars" in parameters:
             parameters["spark.jars"] = expand_jars(parameters["spark.jars"])
+        check_standalone_master(parameters.get("spark.master", ""))
         builder = SparkSession.builder.enableHiveSupport()
         for key, value in parameters.items():
             builder = builder.config(key, value)
@@ -100,3 +102,30 @@ def expand_jars(spark_jars: str) -> str:
             )
         expanded.extend(matches)
     return ",".join(expanded)
+
+
+def check_standalone_master(master: str, timeout: float = 5.0) -> None:
+    """Fail at once and clearly when a ``spark://`` master does not answer.
+
+    Spark itself retries for a minute and then fails with a stack trace that does not say
+    the master is down."""
+    if not master.startswith("spark://"):
+        return
+    addresses = master.removeprefix("spark://").split(",")  # spark://h1:7077,h2:7077 (HA)
+    for address in addresses:
+        host, _, port = address.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise DbtRuntimeError(
+                f"spark.master in the profile is {master!r}: expected spark://host:port"
+            )
+        try:
+            with socket.create_connection((host, int(port)), timeout=timeout):
+                return
+        except OSError:
+            continue
+    raise DbtRuntimeError(
+        f"No Spark standalone master answers at {master} (spark.master in the profile). "
+        f"Start the project's local cluster with `make cluster-start` (scripts/cluster.sh "
+        f"start; REFRESHABLE_CLUSTER_PORT picks the port), or point REFRESHABLE_CLUSTER_MASTER "
+        f"at a running master."
+    )
