@@ -25,14 +25,25 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python_bin" -m venv "$venv"
 fi
 
+# REFRESHABLE_EXTRAS: the plugin's optional dependency groups to install, comma-separated
+# (`make bench` adds bench). Extras installed before stay installed.
+extras=${REFRESHABLE_EXTRAS:-dev}
 packages_stamp="$venv/.refreshable-packages"
 packages_print=$(fingerprint adapter_plugin/pyproject.toml)
-if [ "$(cat "$packages_stamp" 2>/dev/null)" != "$packages_print" ]; then
-  say "installing pinned packages and the adapter plugin (adapter_plugin/pyproject.toml)"
+read -r stamped_print stamped_extras < "$packages_stamp" 2>/dev/null || true
+missing=""
+for extra in ${extras//,/ }; do
+  [[ ",${stamped_extras:-}," == *",$extra,"* ]] || missing="$missing,$extra"
+done
+if [ "${stamped_print:-}" != "$packages_print" ] || [ -n "$missing" ]; then
+  if [ "${stamped_print:-}" = "$packages_print" ] && [ -n "${stamped_extras:-}" ]; then
+    extras="$stamped_extras$missing"
+  fi
+  say "installing pinned packages and the adapter plugin (adapter_plugin/pyproject.toml, extras: $extras)"
   "$venv/bin/python" -m pip install --quiet --upgrade pip
   # compat mode puts adapter_plugin/ on sys.path, which dbt's pkgutil namespace needs
-  "$venv/bin/python" -m pip install --quiet -e "adapter_plugin[dev]" --config-settings editable_mode=compat
-  echo "$packages_print" > "$packages_stamp"
+  "$venv/bin/python" -m pip install --quiet -e "adapter_plugin[$extras]" --config-settings editable_mode=compat
+  echo "$packages_print $extras" > "$packages_stamp"
 else
   say "packages up to date ($venv)"
 fi

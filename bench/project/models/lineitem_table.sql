@@ -1,0 +1,2 @@
+{{ config(materialized='table', file_format='delta') }}
+select * from parquet.`{{ var('snapshot') }}`

@@ -1,0 +1,62 @@
+"""The benchmark end to end at a tiny scale: it runs, and what it reports is sane (every
+correct system equals the snapshot, dbt incremental misses the deletes, an unchanged
+snapshot adds no file to refreshable's table). Its timings are not checked: they live in
+the benchmark's own results, never in tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.profiles import ROOT
+
+pytestmark = pytest.mark.subprocess
+
+
+def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
+    results = tmp_path / "results"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--sf",
+            "0.002",
+            "--scaling",
+            "0.001",
+            "--scenarios",
+            "tpch_refresh,no_change",
+            "--no-kill",
+            "--results",
+            str(results),
+            "--data",
+            str(tmp_path / "data"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((results / "results.json").read_text())
+    by = {(r["system"], r["scenario"]): r for r in report["refreshes"]}
+    assert len(by) == 8
+    for system in ("refreshable", "table", "merge"):
+        for scenario in ("tpch_refresh", "no_change"):
+            assert by[system, scenario]["correct"], (system, scenario)
+    incremental = by["incremental", "tpch_refresh"]
+    assert not incremental["correct"] and incremental["rows_missing"] == 0
+    assert incremental["rows_unexpected"] > 0, "the deleted orders' lines stay"
+    changed = by["refreshable", "tpch_refresh"]["engine"]
+    assert (
+        changed["rows_inserted"] > 0 and changed["rows_updated"] > 0 and changed["rows_deleted"] > 0
+    )
+    assert by["refreshable", "no_change"]["files_added"] == 0
+    assert (
+        by["refreshable", "tpch_refresh"]["bytes_added"]
+        < by["table", "tpch_refresh"]["bytes_added"]
+    )
+    assert {s["sf"] for s in report["scaling"]} == {0.001, 0.002}
+    assert report["targets"] and (results / "chart.png").stat().st_size > 0
+    assert "| target |" in (results / "results.md").read_text()
