@@ -1,4 +1,5 @@
 # The two commands of the README: `make demo` and `make test`. Both bootstrap first.
+# Also: `make bench`, and the cluster and connect targets' servers and demos.
 SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
 export REFRESHABLE_HOME := $(CURDIR)
@@ -8,8 +9,13 @@ export PATH := $(VENV)/bin:$(PATH)
 # Test processes, each with one shared SparkSession; test files are spread over them.
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?=
+# `make bench`: scale factor of the main runs, and the scaling run's other scale factors.
+BENCH_SF ?= 0.1
+BENCH_SCALING ?= 0.02,0.05
+LINTED := adapter_plugin tests python_models bench scripts
 
-.PHONY: setup demo test lint clean cluster-start cluster-stop cluster-status demo-cluster
+.PHONY: setup demo test lint clean bench cluster-start cluster-stop cluster-status demo-cluster \
+	connect-start connect-stop connect-status demo-connect
 
 setup:
 	@scripts/bootstrap.sh
@@ -34,15 +40,38 @@ demo-cluster: setup
 	@status=0; scripts/cluster.sh start && DBT_TARGET=cluster scripts/demo.sh || status=$$?; \
 	  scripts/cluster.sh stop; exit $$status
 
+# A Spark Connect server on 127.0.0.1 for the `connect` profile target
+# (scripts/connect_server.py; port from REFRESHABLE_CONNECT_PORT, default 15002).
+connect-start: setup
+	@python scripts/connect_server.py start
+
+connect-stop:
+	@python scripts/connect_server.py stop
+
+connect-status:
+	@python scripts/connect_server.py status
+
+# The demo through the Spark Connect server; the server is stopped afterwards, also when
+# the demo fails.
+demo-connect: setup
+	@status=0; python scripts/connect_server.py start && DBT_TARGET=connect scripts/demo.sh \
+	  || status=$$?; python scripts/connect_server.py stop; exit $$status
+
+# TPC-H benchmark (bench/): refreshable against a rebuild, one MERGE and dbt incremental.
+# Larger: make bench BENCH_SF=1 BENCH_SCALING=0.1,0.5
+bench:
+	@REFRESHABLE_EXTRAS=dev,bench scripts/bootstrap.sh
+	@python bench/run.py --sf $(BENCH_SF) --scaling $(BENCH_SCALING)
+
 test: setup
 	@echo "[test] ruff"
-	@ruff check adapter_plugin tests python_models
+	@ruff check $(LINTED)
 	@echo "[test] pytest"
 	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: setup
-	@ruff check adapter_plugin tests python_models
-	@ruff format --check adapter_plugin tests python_models
+	@ruff check $(LINTED)
+	@ruff format --check $(LINTED)
 
 clean:
-	rm -rf .spark/warehouse .spark/metastore_db target logs
+	rm -rf .spark/warehouse .spark/metastore_db .spark/bench .spark/connect .spark/cluster target logs

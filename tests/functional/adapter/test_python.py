@@ -1,7 +1,5 @@
 """dbt's Python model conformance suite: models run in-process on `spark.newSession()`."""
 
-from importlib.util import find_spec
-
 import pytest
 from dbt.tests.adapter.python_model.test_python_model import (
     BasePythonEmptyTests,
@@ -36,11 +34,6 @@ class TestPythonSample(BasePythonSampleTests):
     pass
 
 
-# pandas and pyarrow are optional for users (pyspark's `pandas_on_spark` extra) and are not
-# among the project's dependencies (adapter_plugin/pyproject.toml).
-HAS_PANDAS = find_spec("pandas") is not None and find_spec("pyarrow") is not None
-
-
 class TestPySpark(BasePySparkTests):
     """`koalas_df` is never run: databricks.koalas does not support Spark >= 3.2, where it
     became pyspark.pandas (which `pandas_on_spark_df` covers)."""
@@ -49,7 +42,6 @@ class TestPySpark(BasePySparkTests):
         results = run_dbt(["run", "--select", "pyspark_df"])
         assert [r.status for r in results] == ["success"]
 
-    @pytest.mark.skipif(not HAS_PANDAS, reason="pandas/pyarrow not installed (optional extra)")
     def test_pandas_dataframes(self, project):
         results = run_dbt(["run", "--select", "pandas_df", "pandas_on_spark_df"])
         assert len(results) == 2

@@ -1,0 +1,214 @@
+"""Many dbt processes on one Spark Connect server: the `connect` target, with a real server
+(scripts/connect_server.py, on a free loopback port, with a warehouse and metastore of its
+own) and every dbt run a real process.
+
+The lock between processes: of two runs of one model started together exactly one
+refreshes; runs of different models do not wait for each other. Recovery across
+processes: a run killed with SIGKILL mid-merge, a server restarted mid-merge, a run whose
+lease was taken over; each time the next run, another process, finishes the cycle and
+`dbt test` proves every table equals its snapshot."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from tests.support.dbt_projects import (
+    free_port,
+    refreshable_model,
+    run_dbt,
+    start_dbt,
+    write_project,
+)
+from tests.support.profiles import ROOT, subprocess_env
+
+pytestmark = pytest.mark.subprocess
+
+SERVER_SCRIPT = ROOT / "scripts" / "connect_server.py"
+LOCK_HELD = "is being refreshed by"
+MODELS = {
+    # many small chunks: a refresh stays mid-merge long enough to be raced or interrupted
+    "raced": refreshable_model(vnodes=8, merge_chunk_rows=8),
+    "left": refreshable_model(vnodes=8),
+    "right": refreshable_model(vnodes=8),
+    "killed": refreshable_model(vnodes=8, merge_chunk_rows=8),
+    "restarted": refreshable_model(vnodes=16, merge_chunk_rows=4),
+    "taken_over": refreshable_model(vnodes=32, merge_chunk_rows=3),
+}
+
+
+class ConnectServer:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def run(self, action: str) -> None:
+        done = subprocess.run(
+            [sys.executable, str(SERVER_SCRIPT), action],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"connect server {action}: {done.stdout}{done.stderr}"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[ConnectServer]:
+    env = dict(
+        os.environ,
+        REFRESHABLE_HOME=str(ROOT),
+        REFRESHABLE_CONNECT_PORT=str(free_port()),
+        REFRESHABLE_CONNECT_DATA=str(tmp_path_factory.mktemp("connect-server")),
+    )
+    server = ConnectServer(env)
+    server.run("start")
+    try:
+        yield server
+    finally:
+        server.run("stop")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, server) -> tuple[Path, dict[str, str]]:
+    """The project, built on day 1."""
+    root = write_project(tmp_path_factory.mktemp("connect-project"), "connect_tests", MODELS)
+    env = subprocess_env(tmp_path_factory.mktemp("connect-client"))
+    env.update(
+        DBT_TARGET="connect",
+        DBT_REFRESHABLE_SCHEMA="connect_tests",
+        REFRESHABLE_CONNECT_PORT=server.env["REFRESHABLE_CONNECT_PORT"],
+    )
+    env.pop(FAULT_ENV, None)
+    built = run_dbt(root, env, "run", "--vars", "day: 1")
+    assert built.returncode == 0, built.stdout[-3000:]
+    return root, env
+
+
+def dbt(project, *args: str, fault: str | None = None) -> subprocess.CompletedProcess:
+    root, env = project
+    return run_dbt(root, {**env, FAULT_ENV: fault} if fault else env, *args)
+
+
+def assert_tables_match(project, expect: dict[str, int]) -> None:
+    checked = dbt(project, "test", "--vars", json.dumps({"expect": expect}))
+    assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+def run_together(project, runs: list[tuple[str, ...]]) -> list[tuple[int, str, Path]]:
+    """Start `dbt` processes at the same moment; (exit code, output, target folder) each."""
+    root, env = project
+    start = threading.Barrier(len(runs))
+    outcomes: list[tuple[int, str, Path]] = [(0, "", root)] * len(runs)
+
+    def run(index: int, args: tuple[str, ...]) -> None:
+        target = root / f"target_{index}"
+        start.wait()
+        done = run_dbt(root, env, *args, "--target-path", str(target), "--log-path", str(target))
+        outcomes[index] = (done.returncode, done.stdout, target)
+
+    threads = [threading.Thread(target=run, args=(i, args)) for i, args in enumerate(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_of_two_processes_refreshing_one_model_exactly_one_refreshes(project):
+    for day in (2, 3, 2):
+        run = ("run", "--select", "raced", "--vars", f"day: {day}")
+        outcomes = run_together(project, [run, run])
+        codes = sorted(code for code, _, _ in outcomes)
+        assert codes == [0, 1], [output[-2000:] for _, output, _ in outcomes]
+        refused = next(output for code, output, _ in outcomes if code == 1)
+        assert LOCK_HELD in refused and "refreshable_unlock" in refused, refused[-2000:]
+    assert_tables_match(project, {"raced": 2})
+
+
+def test_processes_refreshing_different_models_do_not_wait_for_each_other(project):
+    outcomes = run_together(
+        project,
+        [
+            ("run", "--select", "left", "--vars", "day: 2"),
+            ("run", "--select", "right", "--vars", "day: 2"),
+        ],
+    )
+    spans = []
+    for code, output, target in outcomes:
+        assert code == 0, output[-2000:]
+        result = json.loads((target / "run_results.json").read_text())["results"][0]
+        assert "REFRESHED" in result["adapter_response"]["_message"]
+        execute = next(t for t in result["timing"] if t["name"] == "execute")
+        spans.append(
+            tuple(
+                datetime.fromisoformat(execute[k].rstrip("Z"))
+                for k in ("started_at", "completed_at")
+            )
+        )
+    (start_a, end_a), (start_b, end_b) = spans
+    assert start_a < end_b and start_b < end_a, f"the refreshes did not overlap: {spans}"
+    assert_tables_match(project, {"left": 2, "right": 2})
+
+
+def test_a_process_killed_mid_merge_is_resumed_by_the_next(project):
+    crashed = dbt(
+        project, "run", "--select", "killed", "--vars", "day: 2", fault="chunk_done@2:kill"
+    )
+    assert crashed.returncode == -signal.SIGKILL, crashed.stdout[-3000:]
+    resumed = dbt(project, "run", "--select", "killed", "--vars", "day: 3")
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert "resuming the merge of cycle" in resumed.stdout
+    assert_tables_match(project, {"killed": 2})  # the resumed cycle completes day 2
+
+
+def test_a_server_restarted_mid_merge_loses_nothing(project, server):
+    root, env = project
+    running = start_dbt(root, env, "run", "--select", "restarted", "--vars", "day: 2")
+    output = []
+    for line in running.stdout:
+        output.append(line)
+        if "merged chunk 1/" in line:
+            server.run("stop")
+            server.run("start")
+            break
+    output.extend(running.stdout)
+    assert running.wait(timeout=300) != 0, "the run finished before the server went away"
+    resumed = dbt(project, "run", "--select", "restarted", "--vars", "day: 3")
+    assert resumed.returncode == 0, "".join(output)[-2000:] + resumed.stdout[-3000:]
+    assert "resuming the merge of cycle" in resumed.stdout
+    assert_tables_match(project, {"restarted": 2})
+
+
+def test_a_process_whose_lease_was_taken_over_stops_before_its_next_chunk(project):
+    root, env = project
+    victim = start_dbt(root, env, "run", "--select", "taken_over", "--vars", "day: 2")
+    output = []
+    for line in victim.stdout:
+        output.append(line)
+        if "merged chunk 1/" in line:
+            unlock = dbt(
+                project,
+                "run-operation",
+                "refreshable_unlock",
+                "--args",
+                "{model: taken_over, force: true}",
+            )
+            assert unlock.returncode == 0, unlock.stdout[-2000:]
+            break
+    output.extend(victim.stdout)
+    assert victim.wait(timeout=300) != 0, "".join(output)[-3000:]
+    assert "lost the refresh lock" in "".join(output), "".join(output)[-3000:]
+    resumed = dbt(project, "run", "--select", "taken_over", "--vars", "day: 3")
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert "resuming the merge of cycle" in resumed.stdout
+    assert_tables_match(project, {"taken_over": 2})

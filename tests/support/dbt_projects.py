@@ -1,0 +1,89 @@
+"""Small dbt projects of refreshable models, written to a folder and run as `dbt`
+subprocesses: for tests that kill or race whole processes.
+
+Every model's snapshot is `snapshot_rows(day)`: ids and values that change from day to day
+in every vnode (inserts, updates and deletes). The singular test `matches_expected` proves,
+for `--vars '{expect: {model: day}}'`, that each model's table holds exactly that day's rows.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+DBT = str(Path(sys.executable).parent / "dbt")
+
+SNAPSHOT_MACRO = """
+{% macro snapshot_rows(day) %}
+  select cast(id as int) as id,
+         concat('v', cast(case when id % 3 = 0 then {{ day }} else 1 end as string)) as value
+  from range({{ (day - 1) * 20 }}, {{ 90 + (day - 1) * 20 }}) as r(id)
+{% endmacro %}
+"""
+MATCHES_EXPECTED = """
+{% for model, day in var('expect', {}).items() %}
+  {% if not loop.first %} union all {% endif %}
+  select '{{ model }}' as model, 'missing' as problem, id from (
+    {{ snapshot_rows(day) }} except all select id, value from {{ ref(model) }})
+  union all
+  select '{{ model }}', 'unexpected', id from (
+    select id, value from {{ ref(model) }} except all {{ snapshot_rows(day) }})
+{% endfor %}
+"""
+
+
+def refreshable_model(**config: Any) -> str:
+    """A refreshable model of `snapshot_rows(var('day'))`, keyed by id."""
+    settings = ", ".join(f"{k}={v!r}" for k, v in {"unique_key": "id", **config}.items())
+    return (
+        f"{{{{ config(materialized='refreshable', {settings}) }}}}\n"
+        "{{ snapshot_rows(var('day', 1) | int) }}\n"
+    )
+
+
+def write_project(root: Path, name: str, models: dict[str, str]) -> Path:
+    """A dbt project of `models` (name -> SQL), each tested by refreshable_matches_snapshot."""
+    for folder in ("models", "macros", "data_tests"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "dbt_project.yml").write_text(
+        f"name: {name}\nversion: '1.0'\nconfig-version: 2\nprofile: refreshable\n"
+        "test-paths: [data_tests]\n"
+    )
+    (root / "macros" / "snapshot_rows.sql").write_text(SNAPSHOT_MACRO)
+    for model, sql in models.items():
+        (root / "models" / f"{model}.sql").write_text(sql)
+    tests = "\n".join(
+        f"  - name: {model}\n    data_tests: [refreshable_matches_snapshot]" for model in models
+    )
+    (root / "models" / "schema.yml").write_text(f"version: 2\nmodels:\n{tests}\n")
+    (root / "data_tests" / "matches_expected.sql").write_text(MATCHES_EXPECTED)
+    return root
+
+
+def run_dbt(
+    root: Path, env: dict[str, str], *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [DBT, *args], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def start_dbt(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
+    """A `dbt` process whose output (stdout and stderr) can be read line by line."""
+    return subprocess.Popen(
+        [DBT, *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
