@@ -23,38 +23,13 @@ from typing import Any
 
 import pytest
 
+from tests.support.dbt_projects import free_port, refreshable_model, run_dbt, write_project
 from tests.support.profiles import ROOT, subprocess_env
 
 pytestmark = pytest.mark.subprocess
 
-DBT = str(Path(sys.executable).parent / "dbt")
 CLUSTER = ROOT / "scripts" / "cluster.sh"
 APP_NAME = "dbt-refreshable-cluster"  # spark.app.name of the profile's cluster target
-
-SNAPSHOT_MACRO = """
-{% macro snapshot_rows(day) %}
-  select cast(id as int) as id,
-         concat('v', cast(case when id % 3 = 0 then {{ day }} else 1 end as string)) as value
-  from range({{ (day - 1) * 20 }}, {{ 90 + (day - 1) * 20 }}) as r(id)
-{% endmacro %}
-"""
-MODEL = (
-    "{{ config(materialized='refreshable', unique_key='id', vnodes=8) }}\n"
-    "{{ snapshot_rows(var('day', 1) | int) }}\n"
-)
-MATCHES_EXPECTED = """
-select 'missing' as problem, id from (
-  {{ snapshot_rows(var('day', 1) | int) }} except all select id, value from {{ ref('on_cluster') }})
-union all
-select 'unexpected', id from (
-  select id, value from {{ ref('on_cluster') }} except all {{ snapshot_rows(var('day', 1) | int) }})
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Cluster:
@@ -102,20 +77,11 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, cluster: Cluster) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("cluster-project")
-    for folder in ("models", "macros", "data_tests"):
-        (root / folder).mkdir()
-    (root / "dbt_project.yml").write_text(
-        "name: cluster_tests\nversion: '1.0'\nconfig-version: 2\nprofile: refreshable\n"
-        "test-paths: [data_tests]\n"
+    root = write_project(
+        tmp_path_factory.mktemp("cluster-project"),
+        "cluster_tests",
+        {"on_cluster": refreshable_model(vnodes=8)},
     )
-    (root / "macros" / "snapshot_rows.sql").write_text(SNAPSHOT_MACRO)
-    (root / "models" / "on_cluster.sql").write_text(MODEL)
-    (root / "models" / "schema.yml").write_text(
-        "version: 2\nmodels:\n  - name: on_cluster\n"
-        "    data_tests: [refreshable_matches_snapshot]\n"
-    )
-    (root / "data_tests" / "matches_expected.sql").write_text(MATCHES_EXPECTED)
     env = subprocess_env(tmp_path_factory.mktemp("cluster-data"))
     env.update(
         DBT_REFRESHABLE_SCHEMA="cluster_tests",
@@ -127,14 +93,7 @@ def project(tmp_path_factory, cluster: Cluster) -> tuple[Path, dict[str, str]]:
 
 def dbt(project: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedProcess:
     root, env = project
-    return subprocess.run(
-        [DBT, *args, "--target", "cluster"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_dbt(root, env, *args, "--target", "cluster")
 
 
 class AppWatcher(threading.Thread):
@@ -168,7 +127,7 @@ def test_a_refresh_runs_on_the_cluster_executors(cluster: Cluster, project) -> N
     watcher = AppWatcher(cluster)
     watcher.start()
     try:
-        day2 = dbt(project, "build", "--vars", "day: 2")
+        day2 = dbt(project, "build", "--vars", "{day: 2, expect: {on_cluster: 2}}")
     finally:
         watcher.done.set()
         watcher.join()

@@ -124,6 +124,21 @@ def run_together(project, runs: list[tuple[str, ...]]) -> list[tuple[int, str, P
     return outcomes
 
 
+def interrupt_mid_merge(project, model: str, interrupt) -> tuple[int, str]:
+    """Refresh `model` to day 2 and call `interrupt()` once its first chunk is merged;
+    the run's exit code and output."""
+    root, env = project
+    running = start_dbt(root, env, "run", "--select", model, "--vars", "day: 2")
+    output = []
+    for line in running.stdout:
+        output.append(line)
+        if "merged chunk 1/" in line:
+            interrupt()
+            break
+    output.extend(running.stdout)
+    return running.wait(timeout=300), "".join(output)
+
+
 def test_of_two_processes_refreshing_one_model_exactly_one_refreshes(project):
     for day in (2, 3, 2):
         run = ("run", "--select", "raced", "--vars", f"day: {day}")
@@ -172,42 +187,26 @@ def test_a_process_killed_mid_merge_is_resumed_by_the_next(project):
 
 
 def test_a_server_restarted_mid_merge_loses_nothing(project, server):
-    root, env = project
-    running = start_dbt(root, env, "run", "--select", "restarted", "--vars", "day: 2")
-    output = []
-    for line in running.stdout:
-        output.append(line)
-        if "merged chunk 1/" in line:
-            server.run("stop")
-            server.run("start")
-            break
-    output.extend(running.stdout)
-    assert running.wait(timeout=300) != 0, "the run finished before the server went away"
+    def restart() -> None:
+        server.run("stop")
+        server.run("start")
+
+    code, output = interrupt_mid_merge(project, "restarted", restart)
+    assert code != 0, f"the run finished before the server went away: {output[-3000:]}"
     resumed = dbt(project, "run", "--select", "restarted", "--vars", "day: 3")
-    assert resumed.returncode == 0, "".join(output)[-2000:] + resumed.stdout[-3000:]
+    assert resumed.returncode == 0, output[-2000:] + resumed.stdout[-3000:]
     assert "resuming the merge of cycle" in resumed.stdout
     assert_tables_match(project, {"restarted": 2})
 
 
 def test_a_process_whose_lease_was_taken_over_stops_before_its_next_chunk(project):
-    root, env = project
-    victim = start_dbt(root, env, "run", "--select", "taken_over", "--vars", "day: 2")
-    output = []
-    for line in victim.stdout:
-        output.append(line)
-        if "merged chunk 1/" in line:
-            unlock = dbt(
-                project,
-                "run-operation",
-                "refreshable_unlock",
-                "--args",
-                "{model: taken_over, force: true}",
-            )
-            assert unlock.returncode == 0, unlock.stdout[-2000:]
-            break
-    output.extend(victim.stdout)
-    assert victim.wait(timeout=300) != 0, "".join(output)[-3000:]
-    assert "lost the refresh lock" in "".join(output), "".join(output)[-3000:]
+    def force_unlock() -> None:
+        args = "{model: taken_over, force: true}"
+        unlock = dbt(project, "run-operation", "refreshable_unlock", "--args", args)
+        assert unlock.returncode == 0, unlock.stdout[-2000:]
+
+    code, output = interrupt_mid_merge(project, "taken_over", force_unlock)
+    assert code != 0 and "lost the refresh lock" in output, output[-3000:]
     resumed = dbt(project, "run", "--select", "taken_over", "--vars", "day: 3")
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     assert "resuming the merge of cycle" in resumed.stdout

@@ -11,61 +11,25 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from tests.support.dbt_projects import refreshable_model, run_dbt, start_dbt, write_project
 from tests.support.profiles import subprocess_env
 
 pytestmark = pytest.mark.subprocess
 
-DBT = [str(Path(sys.executable).parent / "dbt")]
-
-# A snapshot per day: day 2 and day 3 each insert, update and delete rows in every vnode.
-SNAPSHOT_MACRO = """
-{% macro snapshot_rows(day) %}
-  select cast(id as int) as id,
-         concat('v', cast(case when id % 3 = 0 then {{ day }} else 1 end as string)) as value
-  from range({{ (day - 1) * 20 }}, {{ 90 + (day - 1) * 20 }}) as r(id)
-{% endmacro %}
-"""
-MODEL = (
-    "{{ config(materialized='refreshable', unique_key='id', vnodes=8, merge_chunk_rows=30) }}\n"
-    "{{ snapshot_rows(var('day', 1) | int) }}\n"
-)
-MATCHES_EXPECTED = """
-{% for model, day in var('expect', {}).items() %}
-  {% if not loop.first %} union all {% endif %}
-  select '{{ model }}' as model, 'missing' as problem, id from (
-    {{ snapshot_rows(day) }} except all select id, value from {{ ref(model) }})
-  union all
-  select '{{ model }}', 'unexpected', id from (
-    select id, value from {{ ref(model) }} except all {{ snapshot_rows(day) }})
-{% endfor %}
-"""
 MODELS = ["killed_loading", "killed_mid_merge", "killed_cleanup", "killed_from_outside"]
 
 
 @pytest.fixture(scope="module")
 def dbt_project(tmp_path_factory):
-    root = tmp_path_factory.mktemp("kill-project")
-    (root / "models").mkdir()
-    (root / "macros").mkdir()
-    (root / "data_tests").mkdir()
-    (root / "dbt_project.yml").write_text(
-        "name: kill_tests\nversion: '1.0'\nconfig-version: 2\nprofile: refreshable\n"
-        "test-paths: [data_tests]\n"
+    root = write_project(
+        tmp_path_factory.mktemp("kill-project"),
+        "kill_tests",
+        {name: refreshable_model(vnodes=8, merge_chunk_rows=30) for name in MODELS},
     )
-    (root / "macros" / "snapshot_rows.sql").write_text(SNAPSHOT_MACRO)
-    for name in MODELS:
-        (root / "models" / f"{name}.sql").write_text(MODEL)
-    tests = "\n".join(
-        f"  - name: {name}\n    data_tests: [refreshable_matches_snapshot]" for name in MODELS
-    )
-    (root / "models" / "schema.yml").write_text(f"version: 2\nmodels:\n{tests}\n")
-    (root / "data_tests" / "matches_expected.sql").write_text(MATCHES_EXPECTED)
     env = subprocess_env(tmp_path_factory.mktemp("kill-data"))
     env["DBT_REFRESHABLE_SCHEMA"] = "kill_tests"
     return root, env
@@ -74,22 +38,13 @@ def dbt_project(tmp_path_factory):
 def dbt(project, *args: str, fault: str | None = None) -> subprocess.CompletedProcess:
     root, env = project
     env = {**env, FAULT_ENV: fault} if fault else {k: v for k, v in env.items() if k != FAULT_ENV}
-    return subprocess.run(
-        [*DBT, *args], cwd=root, env=env, capture_output=True, text=True, timeout=600
-    )
+    return run_dbt(root, env, *args)
 
 
 def kill_from_outside_mid_merge(project, model: str) -> None:
     """Start a refresh and SIGKILL it as soon as its first chunk is merged."""
     root, env = project
-    process = subprocess.Popen(
-        [*DBT, "run", "--select", model, "--vars", "day: 2"],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_dbt(root, env, "run", "--select", model, "--vars", "day: 2")
     for line in process.stdout:
         if "merged chunk 1/" in line:
             process.send_signal(signal.SIGKILL)
