@@ -38,9 +38,15 @@ MATCHES_EXPECTED = """
 """
 
 
-def refreshable_model(**config: Any) -> str:
-    """A refreshable model of `snapshot_rows(var('day'))`, keyed by id."""
+def refreshable_model(small_chunks: int | None = None, **config: Any) -> str:
+    """A refreshable model of `snapshot_rows(var('day'))`, keyed by id. ``small_chunks``:
+    chunks of that many changed rows when run with `--vars '{small_chunks: true}'` (a
+    refresh that stays mid-merge for long), else one chunk."""
     settings = ", ".join(f"{k}={v!r}" for k, v in {"unique_key": "id", **config}.items())
+    if small_chunks:
+        settings += (
+            f", merge_chunk_rows=({int(small_chunks)} if var('small_chunks', false) else 1000000)"
+        )
     return (
         f"{{{{ config(materialized='refreshable', {settings}) }}}}\n"
         "{{ snapshot_rows(var('day', 1) | int) }}\n"

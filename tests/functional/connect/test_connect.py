@@ -42,8 +42,8 @@ MODELS = {
     "left": refreshable_model(vnodes=8),
     "right": refreshable_model(vnodes=8),
     "killed": refreshable_model(vnodes=8, merge_chunk_rows=8),
-    "restarted": refreshable_model(vnodes=16, merge_chunk_rows=4),
-    "taken_over": refreshable_model(vnodes=32, merge_chunk_rows=3),
+    "restarted": refreshable_model(vnodes=16, small_chunks=4),
+    "taken_over": refreshable_model(vnodes=32, small_chunks=3),
 }
 
 
@@ -125,10 +125,11 @@ def run_together(project, runs: list[tuple[str, ...]]) -> list[tuple[int, str, P
 
 
 def interrupt_mid_merge(project, model: str, interrupt) -> tuple[int, str]:
-    """Refresh `model` to day 2 and call `interrupt()` once its first chunk is merged;
-    the run's exit code and output."""
+    """Refresh `model` to day 2 in small chunks and call `interrupt()` once the first is
+    merged; the run's exit code and output."""
     root, env = project
-    running = start_dbt(root, env, "run", "--select", model, "--vars", "day: 2")
+    vars_ = "{day: 2, small_chunks: true}"
+    running = start_dbt(root, env, "run", "--select", model, "--vars", vars_)
     output = []
     for line in running.stdout:
         output.append(line)
