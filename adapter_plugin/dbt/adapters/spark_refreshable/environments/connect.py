@@ -9,6 +9,7 @@ session confs.
 
 from __future__ import annotations
 
+import atexit
 import socket
 import threading
 import warnings
@@ -58,10 +59,17 @@ class ConnectSparkEnvironment(SparkEnvironment):
         return self._configured(connect_builder(self.url).create())
 
     def _configured(self, session: Any) -> Any:
-        # Reattachable execution releases each result with an RPC from a pool of
-        # non-daemon threads that can keep the dbt process from exiting for minutes after
-        # its work is done; queries here are short-lived calls on a near network.
-        session.client.disable_reattachable_execute()
+        """A session that fails within seconds when the server is gone, and lets the
+        process exit. The client's defaults retry an unreachable server for about ten
+        minutes, release results from non-daemon threads and send a cleanup RPC at exit
+        (with the same retries): a dbt process would hang after its work, or long after
+        its server died."""
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+
+        client = session.client
+        client.disable_reattachable_execute()
+        client.set_retry_policies([DefaultPolicy(max_retries=6, max_backoff=5000)])
+        atexit.register(client.close)  # runs before the client's own exit hook (LIFO)
         for key, value in self.session_confs.items():
             session.conf.set(key, value)
         return session
