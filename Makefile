@@ -59,8 +59,7 @@ demo-connect: setup
 
 # TPC-H benchmark (bench/): refreshable against a rebuild, one MERGE and dbt incremental.
 # Larger: make bench BENCH_SF=1 BENCH_SCALING=0.1,0.5
-bench:
-	@REFRESHABLE_EXTRAS=dev,bench scripts/bootstrap.sh
+bench: setup
 	@python bench/run.py --sf $(BENCH_SF) --scaling $(BENCH_SCALING)
 
 test: setup

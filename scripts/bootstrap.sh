@@ -26,7 +26,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 # REFRESHABLE_EXTRAS: the plugin's optional dependency groups to install, comma-separated
-# (`make bench` adds bench). Extras installed before stay installed.
+# (default dev: tests, lint and the benchmark). Extras installed before stay installed.
 extras=${REFRESHABLE_EXTRAS:-dev}
 packages_stamp="$venv/.refreshable-packages"
 packages_print=$(fingerprint adapter_plugin/pyproject.toml)
