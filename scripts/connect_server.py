@@ -112,7 +112,7 @@ class Server:
         if pid is not None and self.answers():
             say(f"already running (pid {pid}) at {self.url}")
             return
-        if pid is None and self.answers():
+        if pid is None and not self.port_frees_up():
             fail(f"port {self.port} is taken by another program; set REFRESHABLE_CONNECT_PORT")
         if pid is not None:
             say(f"pid {pid} is starting; waiting for it")
@@ -164,8 +164,20 @@ class Server:
             time.sleep(0.2)
         if self.running_pid() is not None:
             os.kill(pid, signal.SIGKILL)
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline + 10:
+            time.sleep(0.2)  # gone, and its port free, before we say so
         self.pid_file.unlink(missing_ok=True)
         say(f"stopped (pid {pid})")
+
+    def port_frees_up(self, seconds: float = 15) -> bool:
+        """Whether nothing answers on the port, waiting a little for a server that is
+        still going away."""
+        deadline = time.monotonic() + seconds
+        while self.answers():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+        return True
 
     def status(self) -> None:
         pid = self.running_pid()

@@ -265,10 +265,13 @@ class Lease:
                 raise self.held_error(found)
             else:
                 changes = self._claim()
+            # counted as active before the claim can be seen: a thread of this process that
+            # reads the state right after our commit must find us alive, not gone
+            with _ACTIVE_LOCK:
+                _ACTIVE_OWNERS.add(self.me.owner_id)
             if self._compare_and_set(changes, require_owner=False):
-                with _ACTIVE_LOCK:
-                    _ACTIVE_OWNERS.add(self.me.owner_id)
                 return found
+            self.forget()
         raise self.held_error(self.read())
 
     def held_error(self, found: State) -> LockHeldError:
