@@ -162,7 +162,7 @@ def markdown(results: dict[str, Any]) -> str:
         ]
     lines += [
         "",
-        "## Scaling (tpch_refresh; chunks of 2,000 changed rows)",
+        f"## Scaling (tpch_refresh; chunks of {results['scaling_chunk_rows']:,} changed rows)",
         "",
         "| SF | rows | refreshable s | table s | ratio | chunks |",
         "| ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -58,7 +58,12 @@ def main() -> None:
     say(f"generating TPC-H lineitem at SF {', '.join(map(str, scaling))}")
     snapshots = {sf: datagen.generate(sf, args.data / f"sf{sf}") for sf in scaling}
     systems = Systems()
-    results: dict[str, Any] = {"sf": args.sf, "refreshes": [], "scaling": []}
+    results: dict[str, Any] = {
+        "sf": args.sf,
+        "refreshes": [],
+        "scaling": [],
+        "scaling_chunk_rows": SCALING_CHUNK_ROWS,
+    }
     for scenario in scenarios:
         say(f"SF {args.sf}, {scenario}: every system from the base snapshot, then refreshed")
         systems.reset(snapshots[args.sf]["base"])

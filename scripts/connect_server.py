@@ -24,10 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.support.profiles import render_target  # noqa: E402  (the one profile renderer)
+from spark_profile import ROOT, render_target  # this folder: run as a script
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # the embedded target's settings the server does not take from there

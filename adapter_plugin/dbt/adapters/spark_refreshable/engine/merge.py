@@ -44,7 +44,11 @@ def cycle_tag(refresh_id: str) -> str:
 
 def chunk_tag(refresh_id: str, chunk: int) -> str:
     """The userMetadata of a chunk's commit to main: ties the commit to its cycle and chunk."""
-    return f"{cycle_tag(refresh_id)}chunk:{chunk}"
+    return f"{chunk_tag_prefix(refresh_id)}{chunk}"
+
+
+def chunk_tag_prefix(refresh_id: str) -> str:
+    return f"{cycle_tag(refresh_id)}chunk:"
 
 
 def schema_tag(refresh_id: str) -> str:
@@ -89,7 +93,7 @@ class MainHistory:
     def committed_chunks(self, refresh_id: str) -> dict[int, tuple[int, dict[str, int]]]:
         """The cycle's chunks committed to main: chunk -> (version, rows per op). A crash
         between a chunk's commit and its checkpoint leaves one."""
-        prefix = chunk_tag(refresh_id, 0).rsplit(":", 1)[0] + ":"
+        prefix = chunk_tag_prefix(refresh_id)
         found = {}
         for commit in self.commits:
             tag = commit["userMetadata"] or ""
