@@ -21,7 +21,7 @@ def __refreshable_snapshot():
 {%- if language == 'python' %}
     return model(dbtObj(spark.table), spark)
 {%- else %}
-    return spark.sql({{ compiled_code | tojson }})
+    return spark.sql(__refreshable_json.loads({{ compiled_code | tojson | tojson }}))
 {%- endif %}
 
 dbt_job_result = __refreshable_run(
