@@ -7,7 +7,7 @@ from dbt.tests.util import run_dbt
 
 EMOJI_SQL = """
 {{ config(materialized='refreshable', unique_key='id', vnodes=8) }}
-select 1 as id, 'party 😀' as `mood 🎉`
+select 1 as id, 'party 😀' as `mood_🎉`
 """
 
 
@@ -19,5 +19,5 @@ class TestItem10EmojiSqlModel:
     def test_item10_emoji_in_sql_model_reaches_main_exactly(self, project):
         run_dbt(["run"])
         main = f"{project.test_schema}.emoji"
-        got = project.run_sql(f"select id, `mood 🎉` from {main}", fetch="all")
+        got = project.run_sql(f"select id, `mood_🎉` from {main}", fetch="all")
         assert [tuple(r) for r in got] == [(1, "party 😀")]
