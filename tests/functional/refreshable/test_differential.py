@@ -42,11 +42,11 @@ MODELS = math.ceil(CASES / CASES_PER_MODEL)
 CHUNK_ROWS = 40
 
 
-def collected(rows: list[Any], names: list[str], key_count: int) -> dict[Any, tuple]:
-    """Rows by canonical key; the values in ``names`` order, canonical."""
+def collected(rows: list[Any], key_count: int) -> dict[Any, tuple]:
+    """Rows (columns in the snapshot's order) by canonical key, canonical."""
     out: dict[Any, tuple] = {}
     for row in rows:
-        values = tuple(canonical(row[n]) for n in names)
+        values = tuple(canonical(v) for v in row)
         out[values[:key_count]] = values
     return out
 
@@ -64,8 +64,8 @@ def content_problems(
     if missing:
         return [(None, f"main has no column(s) {missing}; main: {main.columns}, snapshot: {names}")]
     main_rows = main.select(*[main[f"`{by_lower[n.lower()]}`"] for n in names]).collect()
-    want = collected(snapshot.collect(), names, key_count)
-    got = collected(main_rows, names, key_count)
+    want = collected(snapshot.collect(), key_count)
+    got = collected(main_rows, key_count)
     problems = []
     if len(main_rows) != len(got):
         problems.append((None, f"main has {len(main_rows) - len(got)} duplicate key(s)"))
