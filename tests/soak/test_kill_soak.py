@@ -134,7 +134,8 @@ def kill_at_random(project, day: int, rng: random.Random) -> str:
         process.kill()
         pytest.fail(f"day {day}: the run did not end after SIGKILL: {''.join(lines)[-3000:]}")
     reader.join(timeout=30)
-    return f"{outcome}; last line: {lines[-1].strip() if lines else '(none)'}"
+    progress = [line.strip() for line in lines if "Refreshable adapter" in line]
+    return f"{outcome}; last progress: {progress[-1] if progress else '(none)'}"
 
 
 def test_runs_killed_at_random_moments_lose_nothing(project, server):

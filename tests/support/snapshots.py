@@ -137,13 +137,12 @@ def quote(name: str) -> str:
 
 PLAIN_NAMES = ["amount", "Label", "createdAt", "note", "flags", "payload", "score", "tags"]
 QUOTED_NAMES = ["Col A", "prix (€)", "ünïcödé", "🚀 launch", "a.b", "x`y", "MiXeD Case", "n-1"]
+# key column types, single and composite; together every type a key may have here
 KEY_KINDS: list[tuple[str, ...]] = [
     ("INT",),
-    ("STRING",),
-    ("STRING", "INT"),
-    ("DATE",),
-    ("DECIMAL(18,2)",),
-    ("BIGINT", "TIMESTAMP"),
+    ("STRING", "DATE"),
+    ("DECIMAL(18,2)", "BIGINT"),
+    ("TIMESTAMP", "STRING"),
 ]
 UNICODE = [
     "",

@@ -33,13 +33,13 @@ from tests.support.snapshots import (
 
 CASES = int(os.environ.get("REFRESHABLE_DIFF_CASES", "204"))
 SEED = int(os.environ.get("REFRESHABLE_DIFF_SEED", "20261122"))
-CASES_PER_MODEL = 34
+CASES_PER_MODEL = 51
 FEATURES_OFF = [
     f for f in os.environ.get("REFRESHABLE_DIFF_FEATURES_OFF", "quoted_names").split(",") if f
 ]
 MODELS = math.ceil(CASES / CASES_PER_MODEL)
 # small chunks: every refresh applies its changes in several chunks
-CHUNK_ROWS = 40
+CHUNK_ROWS = 100
 
 
 def collected(rows: list[Any], key_count: int) -> dict[Any, tuple]:
@@ -101,7 +101,7 @@ def assert_no_divergence(model: GeneratedModel, report: list[str]) -> None:
 
 @pytest.mark.parametrize("index", range(MODELS))
 def test_generated_snapshots(spark, index: int) -> None:
-    """~34 generated cases per model, each model its own generated schema and key kind."""
+    """51 generated cases per model, each model its own generated schema and key kind."""
     cases = min(CASES_PER_MODEL, CASES - index * CASES_PER_MODEL)
     model = generate(
         SEED + index,
