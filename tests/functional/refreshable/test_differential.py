@@ -116,9 +116,10 @@ def test_generated_snapshots(spark, index: int) -> None:
 
 
 def test_column_names_that_need_quoting(spark) -> None:
-    """Every feature, with column names holding spaces, punctuation, emoji, backquotes
-    and mixed case, in the keys too."""
-    model = generate(SEED, 6, features_without(), key_kinds=("STRING", "INT"))
+    """Column names holding spaces, punctuation, emoji, backquotes and mixed case, in the
+    keys too; every other feature but MAP columns (the batched models have those), so that
+    a failure here is about names."""
+    model = generate(SEED, 6, features_without("maps"), key_kinds=("STRING", "INT"))
     engine = EngineModel(spark, model.ddl(), unique_key=model.unique_key)
     assert_no_divergence(model, run_days(engine, model))
 
