@@ -52,9 +52,6 @@ class Atom:
     ddl: str
     kind: str  # int, bigint, smallint, double, float, bool, string, binary, decimal, date, ts
 
-    def value(self, g: Generator) -> Any:
-        return g.atom(self)
-
 
 @dataclass(frozen=True)
 class ArrayT:
