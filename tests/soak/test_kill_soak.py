@@ -92,7 +92,10 @@ def main_rows(server: ConnectServer) -> list[tuple[int, str]]:
 
     url = f"sc://127.0.0.1:{server.env['REFRESHABLE_CONNECT_PORT']}"
     spark = SparkSession.builder.remote(url).getOrCreate()
-    return [(r["id"], r["value"]) for r in spark.table(f"{SCHEMA}.{MODEL}").collect()]
+    try:
+        return [(r["id"], r["value"]) for r in spark.table(f"{SCHEMA}.{MODEL}").collect()]
+    finally:
+        spark.stop()  # no client threads left behind to keep pytest alive
 
 
 def kill_at_random(project, day: int, rng: random.Random) -> str:
