@@ -14,7 +14,7 @@ BENCH_SF ?= 0.1
 BENCH_SCALING ?= 0.02,0.05
 LINTED := adapter_plugin tests python_models bench scripts
 
-.PHONY: setup demo test lint clean bench cluster-start cluster-stop cluster-status demo-cluster \
+.PHONY: setup demo test soak lint clean bench cluster-start cluster-stop cluster-status demo-cluster \
 	connect-start connect-stop connect-status demo-connect
 
 setup:
@@ -67,6 +67,14 @@ test: setup
 	@ruff check $(LINTED)
 	@echo "[test] pytest"
 	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# Kill -9 soak (tests/soak): SOAK_ROUNDS `dbt run`s on a Spark Connect server, each SIGKILLed
+# at a random moment and run again; main must equal the snapshot after every round.
+SOAK_ROUNDS ?= 30
+SOAK_SEED ?= 1
+soak: setup
+	@REFRESHABLE_SOAK_ROUNDS=$(SOAK_ROUNDS) REFRESHABLE_SOAK_SEED=$(SOAK_SEED) \
+	  python -m pytest -p no:randomly -s tests/soak
 
 lint: setup
 	@ruff check $(LINTED)

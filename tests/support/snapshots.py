@@ -1,0 +1,462 @@
+"""A seeded generator of adversarial snapshot sequences for differential tests.
+
+A :class:`GeneratedModel` is one table: a schema (a leading ``case_id`` key, generated key
+columns, generated value columns) and many independent *cases*, each a day 1 -> day 2 ->
+day 3 sequence of rows under its own ``case_id``. Between days a case's rows are inserted,
+updated (one leaf changed, possibly deep inside a nested value, possibly to or from NULL),
+moved between adjacent columns of one type, deleted, or left alone; some cases empty
+themselves or grow many rows. Everything follows from ``seed``: the same seed, features and
+sizes give the same model, so a failure reproduces from the seed printed with it.
+
+:class:`Features` says what may be generated; each flag is a kind of input the engine
+claims to support, so what a release documents as unsupported can be turned off.
+Python ``random`` only, no other dependency.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the generator may produce (all on by default: nothing is documented as
+    unsupported)."""
+
+    nested: bool = True  # ARRAY, STRUCT and MAP columns, nested in each other
+    maps: bool = True  # MAP types (unordered; compared as such)
+    nested_nulls: bool = True  # NULL elements, fields and map values inside nested values
+    empty_collections: bool = True  # [] and {} besides NULL
+    binary: bool = True
+    decimals: bool = True  # several precisions and scales, changed by one unit in the last place
+    timestamps: bool = True  # TIMESTAMP (session time zone)
+    timestamp_ntz: bool = True  # TIMESTAMP_NTZ
+    dates: bool = True
+    special_floats: bool = True  # NaN, +inf, -inf
+    signed_zero: bool = True  # 0.0 changed to -0.0 and back
+    unicode: bool = True  # emoji, combining marks, RTL, NUL-free control-ish whitespace
+    moves: bool = True  # a value moved between adjacent columns of one type
+    quoted_names: bool = True  # column names with spaces, punctuation, emoji, mixed case
+
+
+# ---------------------------------------------------------------------------------------
+# Types: a DDL spelling, a value generator and a one-leaf mutation.
+
+
+@dataclass(frozen=True)
+class Atom:
+    ddl: str
+    kind: str  # int, bigint, smallint, double, float, bool, string, binary, decimal, date, ts
+
+
+@dataclass(frozen=True)
+class ArrayT:
+    element: Any
+
+    @property
+    def ddl(self) -> str:
+        return f"ARRAY<{self.element.ddl}>"
+
+
+@dataclass(frozen=True)
+class StructT:
+    fields: tuple[tuple[str, Any], ...]
+
+    @property
+    def ddl(self) -> str:
+        return "STRUCT<" + ", ".join(f"`{n}`: {t.ddl}" for n, t in self.fields) + ">"
+
+
+@dataclass(frozen=True)
+class MapT:
+    key: Atom
+    value: Any
+
+    @property
+    def ddl(self) -> str:
+        return f"MAP<{self.key.ddl}, {self.value.ddl}>"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: Any
+
+
+@dataclass
+class Case:
+    """One independent day 1 -> 2 -> 3 sequence; rows without the leading case_id."""
+
+    case_id: int
+    scenario: str
+    days: list[list[tuple]] = field(default_factory=list)
+
+
+@dataclass
+class GeneratedModel:
+    seed: int
+    features: Features
+    keys: list[Column]
+    columns: list[Column]
+    cases: list[Case]
+
+    @property
+    def all_columns(self) -> list[Column]:
+        return [Column("case_id", Atom("INT", "int")), *self.keys, *self.columns]
+
+    @property
+    def unique_key(self) -> list[str]:
+        return ["case_id", *(k.name for k in self.keys)]
+
+    def ddl(self) -> str:
+        return ", ".join(f"{quote(c.name)} {c.type.ddl}" for c in self.all_columns)
+
+    def day(self, n: int) -> list[tuple]:
+        """Day ``n`` (1-based) of every case, as rows of the whole schema."""
+        return [(case.case_id, *row) for case in self.cases for row in case.days[n - 1]]
+
+    def case(self, case_id: int) -> Case:
+        return next(c for c in self.cases if c.case_id == case_id)
+
+    def describe(self) -> str:
+        return f"seed={self.seed} features={self.features} schema: {self.ddl()}"
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+# ---------------------------------------------------------------------------------------
+
+PLAIN_NAMES = ["amount", "Label", "createdAt", "note", "flags", "payload", "score", "tags"]
+QUOTED_NAMES = ["Col A", "prix (€)", "ünïcödé", "🚀 launch", "a.b", "x`y", "MiXeD Case", "n-1"]
+# key column types, single and composite; together every type a key may have here
+KEY_KINDS: list[tuple[str, ...]] = [
+    ("INT",),
+    ("STRING", "DATE"),
+    ("DECIMAL(18,2)", "BIGINT"),
+    ("TIMESTAMP", "STRING"),
+]
+UNICODE = [
+    "",
+    " ",
+    "  ",
+    "\t",
+    "é",
+    "e\u0301",
+    "ß",
+    "ΣΑΣ",
+    "日本語",
+    "😀",
+    "👩‍👩‍👧",
+    "עברית",
+    "\u200b",
+]
+SCENARIOS = ["mixed", "mixed", "mixed", "nested_leaf", "moves", "empties", "crowded", "reinsert"]
+
+
+class Generator:
+    """Values and mutations drawn from one seeded ``random.Random``."""
+
+    def __init__(self, seed: int, features: Features) -> None:
+        self.rng = random.Random(seed)
+        self.f = features
+
+    # --- types -------------------------------------------------------------------------
+
+    def atoms(self) -> list[Atom]:
+        f = self.f
+        atoms = [
+            Atom("INT", "int"),
+            Atom("BIGINT", "bigint"),
+            Atom("SMALLINT", "smallint"),
+            Atom("DOUBLE", "double"),
+            Atom("FLOAT", "float"),
+            Atom("BOOLEAN", "bool"),
+            Atom("STRING", "string"),
+        ]
+        if f.binary:
+            atoms.append(Atom("BINARY", "binary"))
+        if f.decimals:
+            atoms += [
+                Atom(d, "decimal") for d in ("DECIMAL(5,2)", "DECIMAL(18,6)", "DECIMAL(38,10)")
+            ]
+        if f.dates:
+            atoms.append(Atom("DATE", "date"))
+        if f.timestamps:
+            atoms.append(Atom("TIMESTAMP", "ts"))
+        if f.timestamp_ntz:
+            atoms.append(Atom("TIMESTAMP_NTZ", "ts"))
+        return atoms
+
+    def type(self, depth: int = 0) -> Any:
+        rng = self.rng
+        if not self.f.nested or depth >= 3 or rng.random() < 0.5 + 0.2 * depth:
+            return rng.choice(self.atoms())
+        shapes = ["array", "struct"] + (["map"] if self.f.maps else [])
+        shape = rng.choice(shapes)
+        if shape == "array":
+            return ArrayT(self.type(depth + 1))
+        if shape == "map":
+            return MapT(
+                rng.choice([Atom("INT", "int"), Atom("STRING", "string")]), self.type(depth + 1)
+            )
+        names = rng.sample(["a", "B", "c_1", "Dd", "e"], rng.randint(1, 3))
+        return StructT(tuple((n, self.type(depth + 1)) for n in names))
+
+    def key_columns(self, kinds: tuple[str, ...]) -> list[Column]:
+        names = ["k", "k2"] if not self.f.quoted_names else ["key ü", "Key-2"]
+        return [Column(names[i], Atom(ddl, key_kind(ddl))) for i, ddl in enumerate(kinds)]
+
+    def value_columns(self, count: int) -> list[Column]:
+        names = list(PLAIN_NAMES) + (QUOTED_NAMES if self.f.quoted_names else [])
+        names += [f"c{i}" for i in range(count)]
+        self.rng.shuffle(names)
+        columns = [Column(names[i], self.type()) for i in range(count)]
+        if self.f.moves:
+            # adjacent columns of one type, so that values can move between them
+            for i, t in enumerate((ArrayT(Atom("INT", "int")), Atom("STRING", "string"))):
+                at = self.rng.randrange(len(columns) + 1)
+                columns[at:at] = [Column(f"move{i}_l", t), Column(f"move{i}_r", t)]
+        return columns
+
+    # --- values ------------------------------------------------------------------------
+
+    def atom(self, t: Atom) -> Any:
+        rng, f, kind = self.rng, self.f, t.kind
+        if kind in ("int", "bigint", "smallint"):
+            bound = {"int": 2**31 - 1, "bigint": 2**63 - 1, "smallint": 2**15 - 1}[kind]
+            return rng.choice([0, 1, -1, bound, -bound - 1, rng.randint(-bound - 1, bound)])
+        if kind in ("double", "float"):
+            specials = [float("nan"), float("inf"), float("-inf")] if f.special_floats else []
+            zeros = [0.0, -0.0] if f.signed_zero else [0.0]
+            plain = rng.choice([1.5, -2.25, 1e-30, 3.0e30, round(rng.uniform(-1e3, 1e3), 3)])
+            return rng.choice([plain, plain, *zeros, *specials])
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "string":
+            return self.string()
+        if kind == "binary":
+            return bytearray(rng.randbytes(rng.choice([0, 1, 3, 8])))
+        if kind == "decimal":
+            precision, scale = decimal_shape(t.ddl)
+            digits = rng.randint(0, 10 ** min(precision, 18) - 1) * rng.choice([1, -1])
+            return Decimal(digits).scaleb(-scale)
+        if kind == "date":
+            return dt.date(1970, 1, 1) + dt.timedelta(days=rng.randint(-20000, 30000))
+        if kind == "ts":
+            seconds = rng.randint(0, 2_000_000_000)
+            return dt.datetime(1970, 1, 2) + dt.timedelta(
+                seconds=seconds, microseconds=rng.randint(0, 999_999)
+            )
+        raise ValueError(f"no generator for {t.ddl}")
+
+    def string(self) -> str:
+        rng = self.rng
+        if self.f.unicode and rng.random() < 0.5:
+            return "".join(rng.choice(UNICODE) for _ in range(rng.randint(0, 3)))
+        return "".join(rng.choice("abcXYZ019 _'\"\\%") for _ in range(rng.randint(0, 6)))
+
+    def value(self, t: Any, null_rate: float = 0.15, depth: int = 0) -> Any:
+        """A value of ``t``; NULL with ``null_rate`` (inside nested values only with
+        ``nested_nulls``)."""
+        if self.rng.random() < null_rate and (depth == 0 or self.f.nested_nulls):
+            return None
+        if isinstance(t, Atom):
+            return self.atom(t)
+        low = 0 if self.f.empty_collections else 1
+        if isinstance(t, ArrayT):
+            return [
+                self.value(t.element, null_rate, depth + 1) for _ in range(self.rng.randint(low, 3))
+            ]
+        if isinstance(t, StructT):
+            return tuple(self.value(ft, null_rate, depth + 1) for _, ft in t.fields)
+        keys = {self.atom(t.key) for _ in range(self.rng.randint(low, 3))}
+        return {k: self.value(t.value, null_rate, depth + 1) for k in keys}
+
+    def mutate(self, t: Any, v: Any, depth: int = 0) -> Any:
+        """``v`` with one leaf changed: a new value, NULL, or a non-NULL for a NULL; in a
+        nested value, one element, field or map entry deep inside."""
+        rng = self.rng
+        nested_null_ok = depth == 0 or self.f.nested_nulls
+        if v is None:
+            return self.value(t, null_rate=0.0, depth=depth)
+        if nested_null_ok and rng.random() < 0.2:
+            return None
+        if isinstance(t, Atom):
+            return self.changed_atom(t, v)
+        if isinstance(t, ArrayT):
+            if not v or rng.random() < 0.2:
+                return [*v, self.value(t.element, depth=depth + 1)]
+            i = rng.randrange(len(v))
+            return [*v[:i], self.mutate(t.element, v[i], depth + 1), *v[i + 1 :]]
+        if isinstance(t, StructT):
+            i = rng.randrange(len(t.fields))
+            return (*v[:i], self.mutate(t.fields[i][1], v[i], depth + 1), *v[i + 1 :])
+        if not v or rng.random() < 0.2:
+            return {**v, self.atom(t.key): self.value(t.value, depth=depth + 1)}
+        k = rng.choice(sorted(v, key=repr))
+        return {**v, k: self.mutate(t.value, v[k], depth + 1)}
+
+    def changed_atom(self, t: Atom, v: Any) -> Any:
+        if t.kind in ("double", "float") and v == 0.0 and self.f.signed_zero:
+            return -v  # 0.0 <-> -0.0: equal by SQL `=`, different content
+        if t.kind == "decimal" and self.rng.random() < 0.5:
+            precision, scale = decimal_shape(t.ddl)
+            step = Decimal(1).scaleb(-scale)  # one unit in the last place
+            return v - step if v + step >= Decimal(10) ** (precision - scale) else v + step
+        if t.kind == "string" and self.rng.random() < 0.3:
+            return v.swapcase() if v.swapcase() != v else v + " "
+        for _ in range(50):
+            new = self.atom(t)
+            if not same(new, v):
+                return new
+        raise ValueError(f"could not draw a value of {t.ddl} other than {v!r}")
+
+    def key(self, kinds: tuple[str, ...], taken: set[tuple]) -> tuple:
+        """A fresh key (never NULL) for ``kinds``."""
+        for _ in range(1000):
+            parts = tuple(self.key_part(kind) for kind in kinds)
+            if parts not in taken:
+                taken.add(parts)
+                return parts
+        raise ValueError(f"no fresh key of {kinds} after 1000 draws")
+
+    def key_part(self, ddl: str) -> Any:
+        kind = key_kind(ddl)
+        if kind == "string":
+            return self.string() + str(self.rng.randint(0, 99))  # never empty
+        return self.atom(Atom(ddl, kind))
+
+    # --- cases -------------------------------------------------------------------------
+
+    def case(self, case_id: int, kinds: tuple[str, ...], columns: list[Column]) -> Case:
+        rng = self.rng
+        scenario = rng.choice(SCENARIOS)
+        taken: set[tuple] = set()
+        size = 40 if scenario == "crowded" else rng.randint(1, 8)
+
+        def row(key: tuple) -> tuple:
+            return (*key, *(self.value(c.type) for c in columns))
+
+        day1 = {key: row(key) for key in (self.key(kinds, taken) for _ in range(size))}
+        days = [day1]
+        for _ in (2, 3):
+            days.append(self.next_day(scenario, days[-1], days[0], kinds, taken, columns, row))
+        return Case(case_id, scenario, [list(d.values()) for d in days])
+
+    def next_day(
+        self,
+        scenario: str,
+        before: dict[tuple, tuple],
+        first: dict[tuple, tuple],
+        kinds: tuple[str, ...],
+        taken: set[tuple],
+        columns: list[Column],
+        row: Any,
+    ) -> dict[tuple, tuple]:
+        rng, n = self.rng, len(kinds)
+        if scenario == "empties" and before:
+            return {}  # this case's rows all go (the table keeps other cases' rows)
+        if scenario == "reinsert" and len(before) == len(first):
+            return {}
+        if scenario == "reinsert":
+            return dict(first)  # the very rows deleted the day before come back
+        after: dict[tuple, tuple] = {}
+        for key, values in before.items():
+            op = rng.choices(["keep", "update", "delete"], [4, 4, 1])[0]
+            if op == "delete":
+                continue
+            if op == "update" or scenario in ("nested_leaf", "moves"):
+                values = self.update(scenario, values, n, columns)
+            after[key] = values
+        for _ in range(rng.randint(0, 3)):
+            key = self.key(kinds, taken)
+            after[key] = row(key)
+        return after
+
+    def update(self, scenario: str, values: tuple, n: int, columns: list[Column]) -> tuple:
+        rng = self.rng
+        out = list(values)
+        pairs = [i for i in range(len(columns) - 1) if is_move_pair(columns[i], columns[i + 1])]
+        if pairs and (scenario == "moves" or rng.random() < 0.2):
+            i = rng.choice(pairs)
+            out[n + i], out[n + i + 1] = move(out[n + i], out[n + i + 1])
+            return tuple(out)
+        nested = [i for i, c in enumerate(columns) if not isinstance(c.type, Atom)]
+        i = (
+            rng.choice(nested)
+            if scenario == "nested_leaf" and nested
+            else rng.randrange(len(columns))
+        )
+        out[n + i] = self.mutate(columns[i].type, out[n + i])
+        return tuple(out)
+
+
+def move(left: Any, right: Any) -> tuple[Any, Any]:
+    """Move the boundary between two adjacent values of one type: (ab, c) -> (a, bc), or
+    back when ``left`` is empty; both concatenate the same. NULLs become empty first."""
+    if isinstance(left, list) or isinstance(right, list):
+        left, right = list(left or []), list(right or [])
+    else:
+        left, right = left or "", right or ""
+    if left:
+        return left[:-1], left[-1:] + right
+    return left + right[:1], right[1:]
+
+
+def is_move_pair(left: Column, right: Column) -> bool:
+    return (
+        left.name.endswith("_l") and right.name == left.name[:-2] + "_r" and left.type == right.type
+    )
+
+
+def decimal_shape(ddl: str) -> tuple[int, int]:
+    """(precision, scale) of ``DECIMAL(p,s)``."""
+    precision, scale = ddl[len("DECIMAL(") : -1].split(",")
+    return int(precision), int(scale)
+
+
+def key_kind(ddl: str) -> str:
+    return {"INT": "int", "BIGINT": "bigint", "STRING": "string", "DATE": "date"}.get(
+        ddl, "decimal" if ddl.startswith("DECIMAL") else "ts"
+    )
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as content: NaN equals NaN, -0.0 differs from 0.0."""
+    return canonical(a) == canonical(b)
+
+
+def canonical(value: Any) -> Any:
+    """A hashable, comparable form of a collected value: maps unordered, floats by their
+    bits (NaN == NaN, -0.0 != 0.0), rows and lists as tuples, binary as bytes."""
+    if isinstance(value, float):
+        return ("float", value.hex() if value == value else "nan")
+    if isinstance(value, dict):
+        return ("map", frozenset((canonical(k), canonical(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(canonical(v) for v in value)
+    if isinstance(value, (bytes, bytearray)):
+        return ("binary", bytes(value))
+    return value
+
+
+def generate(
+    seed: int, cases: int, features: Features = Features(), key_kinds: tuple[str, ...] = ("INT",)
+) -> GeneratedModel:
+    """A model of ``cases`` independent cases under one generated schema."""
+    g = Generator(seed, features)
+    keys = g.key_columns(key_kinds)
+    columns = g.value_columns(g.rng.randint(6, 10))
+    generated = [g.case(i, key_kinds, columns) for i in range(cases)]
+    return GeneratedModel(seed, features, keys, columns, generated)
+
+
+def features_without(*names: str) -> Features:
+    """All features but ``names`` (e.g. ``features_without("quoted_names")``)."""
+    return replace(Features(), **{n: False for n in names})
