@@ -6,11 +6,11 @@ the benchmark's own results, never in tests."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
+from tests.support.processes import run_bounded
 from tests.support.profiles import ROOT
 
 pytestmark = pytest.mark.subprocess
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.subprocess
 
 def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
     results = tmp_path / "results"
-    done = subprocess.run(
+    done = run_bounded(
         [
             sys.executable,
             str(ROOT / "bench" / "run.py"),
@@ -34,8 +34,6 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
             "--data",
             str(tmp_path / "data"),
         ],
-        capture_output=True,
-        text=True,
         timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
