@@ -66,7 +66,7 @@ test: setup
 	@echo "[test] ruff"
 	@ruff check $(LINTED)
 	@echo "[test] pytest"
-	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: setup
 	@ruff check $(LINTED)
