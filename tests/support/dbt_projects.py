@@ -74,9 +74,9 @@ def write_project(root: Path, name: str, models: dict[str, str]) -> Path:
     return root
 
 
-# A dbt process on the local target starts its own JVM with Delta: ~20 s idle, minutes on a
-# busy machine. Past this, it is stuck.
-DBT_TIMEOUT = 300
+# A dbt process on the local target starts its own JVM with Delta: ~20 s idle, a few minutes
+# on a machine busy with other Spark work. Past this, it is stuck.
+DBT_TIMEOUT = 600
 
 
 def run_dbt(
