@@ -66,7 +66,7 @@ test: setup
 	@echo "[test] ruff"
 	@ruff check $(LINTED)
 	@echo "[test] pytest"
-	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # Kill -9 soak (tests/soak): SOAK_ROUNDS `dbt run`s on a Spark Connect server, each SIGKILLed
 # at a random moment and run again; main must equal the snapshot after every round.

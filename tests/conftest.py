@@ -6,11 +6,33 @@ session; the warehouse and Derby metastore live in a fresh folder per pytest run
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.profiles import render_target
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
+
+# The files that take minutes (each starts dbt, Spark or a cluster in other processes), longest
+# first. `make test` runs files whole on two workers (--dist loadfile) in collection order
+# (--no-loadscope-reorder): these start first, side by side, and the many short files fill
+# in around them, so that both workers finish together.
+LONG_FILES = (
+    "functional/refreshable/test_kill.py",
+    "functional/connect/test_connect.py",
+    "functional/cluster/test_cluster.py",
+    "bench/test_bench_smoke.py",
+)
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.path.relative_to(TESTS).as_posix()
+        return LONG_FILES.index(path) if path in LONG_FILES else len(LONG_FILES)
+
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")

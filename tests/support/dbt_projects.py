@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.processes import Streamed, run_bounded
+
 DBT = str(Path(sys.executable).parent / "dbt")
 
 SNAPSHOT_MACRO = """
@@ -72,24 +74,21 @@ def write_project(root: Path, name: str, models: dict[str, str]) -> Path:
     return root
 
 
+# A dbt process on the local target starts its own JVM with Delta: ~20 s idle, a few minutes
+# on a machine busy with other Spark work. Past this, it is stuck.
+DBT_TIMEOUT = 600
+
+
 def run_dbt(
-    root: Path, env: dict[str, str], *args: str, timeout: float = 600
+    root: Path, env: dict[str, str], *args: str, timeout: float = DBT_TIMEOUT
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [DBT, *args], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    """`dbt` run to its end; a run past `timeout` seconds fails the test with its log tail."""
+    return run_bounded([DBT, *args], cwd=root, env=env, timeout=timeout)
 
 
-def start_dbt(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
-    """A `dbt` process whose output (stdout and stderr) can be read line by line."""
-    return subprocess.Popen(
-        [DBT, *args],
-        cwd=root,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+def start_dbt(root: Path, env: dict[str, str], *args: str) -> Streamed:
+    """A `dbt` process whose output (stdout and stderr) is read line by line."""
+    return Streamed([DBT, *args], cwd=root, env=env)
 
 
 def free_port() -> int:

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.support.dbt_projects import free_port, refreshable_model, run_dbt, write_project
+from tests.support.processes import run_bounded
 from tests.support.profiles import ROOT, subprocess_env
 
 pytestmark = pytest.mark.subprocess
@@ -48,13 +49,7 @@ class Cluster:
         }
 
     def script(self, command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [str(CLUSTER), command],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        return run_bounded([str(CLUSTER), command], env=self.env, timeout=240)
 
     def status(self) -> dict[str, Any]:
         url = f"http://127.0.0.1:{self.webui_port}/json/"

@@ -24,12 +24,14 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.support.dbt_projects import (
+    DBT_TIMEOUT,
     free_port,
     refreshable_model,
     run_dbt,
     start_dbt,
     write_project,
 )
+from tests.support.processes import run_bounded
 from tests.support.profiles import ROOT, subprocess_env
 
 pytestmark = pytest.mark.subprocess
@@ -52,13 +54,7 @@ class ConnectServer:
         self.env = env
 
     def run(self, action: str) -> None:
-        done = subprocess.run(
-            [sys.executable, str(SERVER_SCRIPT), action],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_bounded([sys.executable, str(SERVER_SCRIPT), action], env=self.env, timeout=300)
         assert done.returncode == 0, f"connect server {action}: {done.stdout}{done.stderr}"
 
 
@@ -110,10 +106,18 @@ def run_together(project, runs: list[tuple[str, ...]]) -> list[tuple[int, str, P
     start = threading.Barrier(len(runs))
     outcomes: list[tuple[int, str, Path]] = [(0, "", root)] * len(runs)
 
+    failures: list[BaseException] = []
+
     def run(index: int, args: tuple[str, ...]) -> None:
         target = root / f"target_{index}"
         start.wait()
-        done = run_dbt(root, env, *args, "--target-path", str(target), "--log-path", str(target))
+        try:
+            done = run_dbt(
+                root, env, *args, "--target-path", str(target), "--log-path", str(target)
+            )
+        except BaseException as failure:  # a timeout's pytest.fail, raised again below
+            failures.append(failure)
+            return
         outcomes[index] = (done.returncode, done.stdout, target)
 
     threads = [threading.Thread(target=run, args=(i, args)) for i, args in enumerate(runs)]
@@ -121,6 +125,8 @@ def run_together(project, runs: list[tuple[str, ...]]) -> list[tuple[int, str, P
         thread.start()
     for thread in threads:
         thread.join()
+    if failures:
+        raise failures[0]
     return outcomes
 
 
@@ -130,14 +136,10 @@ def interrupt_mid_merge(project, model: str, interrupt) -> tuple[int, str]:
     root, env = project
     vars_ = "{day: 2, small_chunks: true}"
     running = start_dbt(root, env, "run", "--select", model, "--vars", vars_)
-    output = []
-    for line in running.stdout:
-        output.append(line)
-        if "merged chunk 1/" in line:
-            interrupt()
-            break
-    output.extend(running.stdout)
-    return running.wait(timeout=300), "".join(output)
+    running.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
+    interrupt()
+    code = running.wait(timeout=DBT_TIMEOUT)
+    return code, running.output
 
 
 def test_of_two_processes_refreshing_one_model_exactly_one_refreshes(project):

@@ -15,7 +15,13 @@ import subprocess
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
-from tests.support.dbt_projects import refreshable_model, run_dbt, start_dbt, write_project
+from tests.support.dbt_projects import (
+    DBT_TIMEOUT,
+    refreshable_model,
+    run_dbt,
+    start_dbt,
+    write_project,
+)
 from tests.support.profiles import subprocess_env
 
 pytestmark = pytest.mark.subprocess
@@ -44,13 +50,11 @@ def dbt(project, *args: str, fault: str | None = None) -> subprocess.CompletedPr
 def kill_from_outside_mid_merge(project, model: str) -> None:
     """Start a refresh and SIGKILL it as soon as its first chunk is merged."""
     root, env = project
-    process = start_dbt(root, env, "run", "--select", model, "--vars", "day: 2")
-    for line in process.stdout:
-        if "merged chunk 1/" in line:
-            process.send_signal(signal.SIGKILL)
-            break
-    process.wait(timeout=600)
-    assert process.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    running = start_dbt(root, env, "run", "--select", model, "--vars", "day: 2")
+    running.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
+    running.process.send_signal(signal.SIGKILL)
+    code = running.wait(timeout=60)
+    assert code == -signal.SIGKILL, f"the run finished before it was killed: {running.output}"
 
 
 def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
@@ -66,14 +70,8 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
         assert crashed.returncode == -signal.SIGKILL, (model, crashed.stdout[-3000:])
     kill_from_outside_mid_merge(dbt_project, "killed_from_outside")
 
-    recovered = dbt(dbt_project, "run", "--vars", "day: 3")
-    assert recovered.returncode == 0, recovered.stdout[-3000:]
-    log = recovered.stdout
-    assert "discarding its staging and starting a new cycle" in log  # killed_loading
-    assert "resuming the merge of cycle" in log  # killed_mid_merge, killed_from_outside
-    assert "finishing the cleanup of cycle" in log  # killed_cleanup
-    assert "chunk 1 was committed to main before the crash" in log  # killed_mid_merge
-
+    # One `dbt build`: each model recovers and refreshes, then `matches_expected` (which
+    # reads them all) and each model's refreshable_matches_snapshot check the tables.
     # A partial load is discarded and the cleanup finished, then a new cycle loads day 3.
     # A killed merge is resumed and completes day 2, without running the model again.
     expect = {
@@ -82,8 +80,15 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
         "killed_cleanup": 3,
         "killed_from_outside": 2,
     }
-    checked = dbt(dbt_project, "test", "--vars", f"{{expect: {expect}}}")
-    assert checked.returncode == 0, checked.stdout[-3000:]
+    recovered = dbt(dbt_project, "build", "--vars", f"{{day: 3, expect: {expect}}}")
+    assert recovered.returncode == 0, recovered.stdout[-3000:]
+    log = recovered.stdout
+    assert "discarding its staging and starting a new cycle" in log  # killed_loading
+    assert "resuming the merge of cycle" in log  # killed_mid_merge, killed_from_outside
+    assert "finishing the cleanup of cycle" in log  # killed_cleanup
+    assert "chunk 1 was committed to main before the crash" in log  # killed_mid_merge
+
     results = json.loads((dbt_project[0] / "target" / "run_results.json").read_text())
     statuses = {r["unique_id"].split(".")[2]: r["status"] for r in results["results"]}
-    assert len(statuses) == len(MODELS) + 1 and set(statuses.values()) == {"pass"}, statuses
+    assert len(results["results"]) == 2 * len(MODELS) + 1, statuses
+    assert set(statuses.values()) == {"success", "pass"}, statuses
