@@ -385,7 +385,8 @@ class Generator:
         pairs = [i for i in range(len(columns) - 1) if is_move_pair(columns[i], columns[i + 1])]
         if pairs and (scenario == "moves" or rng.random() < 0.2):
             i = rng.choice(pairs)
-            out[n + i], out[n + i + 1] = move(out[n + i], out[n + i + 1])
+            as_list = isinstance(columns[i].type, ArrayT)
+            out[n + i], out[n + i + 1] = move(out[n + i], out[n + i + 1], as_list)
             return tuple(out)
         nested = [i for i, c in enumerate(columns) if not isinstance(c.type, Atom)]
         i = (
@@ -397,10 +398,11 @@ class Generator:
         return tuple(out)
 
 
-def move(left: Any, right: Any) -> tuple[Any, Any]:
-    """Move the boundary between two adjacent values of one type: (ab, c) -> (a, bc), or
-    back when ``left`` is empty; both concatenate the same. NULLs become empty first."""
-    if isinstance(left, list) or isinstance(right, list):
+def move(left: Any, right: Any, as_list: bool) -> tuple[Any, Any]:
+    """Move the boundary between two adjacent values of one type (lists or strings): (ab,
+    c) -> (a, bc), or back when ``left`` is empty; both concatenate the same. NULLs become
+    empty first."""
+    if as_list:
         left, right = list(left or []), list(right or [])
     else:
         left, right = left or "", right or ""

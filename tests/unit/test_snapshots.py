@@ -22,9 +22,10 @@ def test_keys_are_unique_within_every_day() -> None:
 
 
 def test_moves_keep_the_concatenation() -> None:
-    assert move([1, 2], [3]) == ([1], [2, 3])
-    assert move([], [3, 4]) == ([3], [4])
-    assert move("ab", None) == ("a", "b")
+    assert move([1, 2], [3], True) == ([1], [2, 3])
+    assert move([], [3, 4], True) == ([3], [4])
+    assert move(None, None, True) == ([], [])  # NULL arrays stay arrays
+    assert move("ab", None, False) == ("a", "b")
 
 
 def test_canonical_compares_content() -> None:
