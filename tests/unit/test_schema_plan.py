@@ -1,12 +1,27 @@
 """on_schema_change: what main's columns become, decided before anything is written."""
 
 import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from dbt.adapters.spark_refreshable.engine.errors import SchemaChangeError
-from dbt.adapters.spark_refreshable.engine.tables import plan_schema
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, plan_schema
 
-MAIN = [("id", "int"), ("name", "string"), ("old", "string")]
-SNAPSHOT = [("id", "int"), ("name", "string"), ("new", "double")]
+
+def schema(*columns: tuple[str, DataType]) -> StructType:
+    return StructType([StructField(name, dtype) for name, dtype in columns])
+
+
+MAIN = schema(("id", IntegerType()), ("name", StringType()), ("old", StringType()))
+SNAPSHOT = schema(("id", IntegerType()), ("name", StringType()), ("new", DoubleType()))
 
 
 def test_first_run_takes_the_snapshot_columns():
@@ -36,11 +51,50 @@ def test_sync_adds_and_drops():
 
 
 def test_same_columns_in_another_case_are_not_a_change():
-    plan = plan_schema([("ID", "int"), ("Name", "string")], MAIN[:2], ("id",), "fail")
+    main = schema(("id", IntegerType()), ("name", StringType()))
+    plan = plan_schema(schema(("ID", IntegerType()), ("Name", StringType())), main, ("ID",), "fail")
     assert plan.columns == ["id", "name"]
+    assert plan.keys == ("id",)  # spelled as main spells it, everywhere in the cycle's SQL
 
 
 @pytest.mark.parametrize("mode", ["ignore", "append_new_columns", "sync_all_columns"])
 def test_a_type_change_is_refused_in_every_mode(mode):
     with pytest.raises(SchemaChangeError, match=r"id \(int -> bigint\).*--full-refresh"):
-        plan_schema([("id", "bigint"), ("name", "string")], MAIN, ("id",), mode)
+        plan_schema(schema(("id", LongType()), ("name", StringType())), MAIN, ("id",), mode)
+
+
+def wide_struct(names: list[str]) -> StructType:
+    return StructType([StructField(name, IntegerType()) for name in names])
+
+
+def test_a_change_past_the_25th_struct_field_is_a_type_change():
+    """Types are compared as types, not as (possibly truncated) strings."""
+    before = wide_struct([f"f{i}" for i in range(30)])
+    after = wide_struct([f"f{i}" for i in range(29)] + ["renamed"])
+    with pytest.raises(SchemaChangeError, match="renamed"):
+        plan_schema(
+            schema(("id", IntegerType()), ("s", after)),
+            schema(("id", IntegerType()), ("s", before)),
+            ("id",),
+            "ignore",
+        )
+
+
+def test_nullability_inside_a_type_is_not_a_change():
+    strict = schema(("id", IntegerType()), ("a", ArrayType(IntegerType(), False)))
+    loose = schema(("id", IntegerType()), ("a", ArrayType(IntegerType(), True)))
+    assert plan_schema(strict, loose, ("id",), "fail").columns == ["id", "a"]
+
+
+def test_added_columns_carry_quoted_ddl():
+    nested = StructType([StructField("a b", IntegerType()), StructField("x`y", StringType())])
+    main = schema(("id", IntegerType()))
+    plan = plan_schema(
+        schema(("id", IntegerType()), ("n", nested)), main, ("id",), "append_new_columns"
+    )
+    assert plan.add == [("n", "STRUCT<`a b`: int, `x``y`: string>")]
+
+
+def test_the_plan_survives_its_json_form():
+    plan = plan_schema(SNAPSHOT, MAIN, ("id",), "sync_all_columns")
+    assert SchemaPlan.from_json(plan.to_json()) == plan

@@ -39,7 +39,7 @@ def test_first_run_creates_the_tables_and_main_equals_the_snapshot(model, spark)
     assert detail["format"] == "delta"
     state = model.state()
     assert state.phase == "IDLE" and state.owner_id is None and state.last_rows == 4
-    assert spark.table(model.tables.staging).count() == 0, "cleanup empties staging"
+    assert spark.table(model.tables.staging).count() == 4, "staging keeps the snapshot"
 
 
 def test_a_refresh_writes_only_the_difference(model):

@@ -74,11 +74,16 @@ class SparkRefreshableAdapter(SparkAdapter):
         return self._model_tables(relation).identifiers()
 
     @available
-    def refreshable_checksum_sql(self, columns: list[str]) -> str:
-        """The SQL of the content checksum the engine records for a snapshot."""
-        from dbt.adapters.spark_refreshable.engine.sql import checksum_expression
+    def refreshable_content_difference_sql(self, relation: Any, last_snapshot: Any) -> str:
+        """SQL of one row counting the rows main and its last completed snapshot do not
+        share; '' when the state row records no snapshot to compare with."""
+        from dbt.adapters.spark_refreshable.engine.proof import (
+            LastSnapshot,
+            content_difference_sql,
+        )
 
-        return checksum_expression(list(columns))
+        last = LastSnapshot.parse(last_snapshot)
+        return content_difference_sql(self._model_tables(relation), last) if last else ""
 
     @available
     def refreshable_status(self, relation: Any) -> str:

@@ -5,13 +5,15 @@ One module per job:
 
 - ``spec``: the model's refreshable config, validated (the one place config is checked).
 - ``naming``: the names of a model's tables and of the engine's own columns.
-- ``sql``: quoting and literals for generated Spark SQL.
+- ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL.
 - ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the lease
   (compare-and-set on a one-row Delta table, heartbeat, owner liveness).
 - ``tables``: creating, adopting, evolving and dropping the tables.
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.
-- ``merge``: the per-chunk diff of staging against main and its atomic apply.
+- ``diff``: the change set (the one diff and change criterion, for a cycle or a chunk).
+- ``merge``: a chunk's changes applied to main in one atomic commit.
+- ``proof``: what ``refreshable_matches_snapshot`` compares (main and the last snapshot).
 - ``recovery``: what a run must do first, given the state it finds.
 - ``report``: progress lines while a refresh runs, and the run's result.
 - ``faults``: named crash points for tests.

@@ -8,7 +8,8 @@ their content and written to the changes table, ordered by vnode so that a merge
 reads its own slice of a small table. Unchanged rows never leave staging.
 
 A change set is only valid against main as of its version; ``merge`` checks that before
-each chunk and diffs again when another writer moved main.
+each chunk and, when another writer moved main, diffs the chunk's vnodes again with the
+same :func:`diff_sql`: one change criterion for both.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     ident,
     qualified,
     row_hash_expression,
+    type_sql,
     vnode_expression,
 )
-from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, replace_scratch_table
 
 DUPLICATE = "X"  # the diff's op for a key that staging holds more than once
 EXAMPLES = 5
@@ -58,41 +60,57 @@ class ChangeCounts:
 
 
 def main_hashes_sql(
-    tables: ModelTables, keys: tuple[str, ...], plan: SchemaPlan, vnodes: int, version: int
+    tables: ModelTables,
+    plan: SchemaPlan,
+    vnodes: int,
+    version: int,
+    main_lacks: frozenset[str],
 ) -> str:
-    """Main's keys, vnodes and row hashes as of ``version``. A column the snapshot adds is
-    NULL in main until the merge adds it, and is hashed as such."""
-    added = {name.lower(): dtype for name, dtype in plan.add}
+    """Main's keys, vnodes and row hashes as of ``version``. A planned column that main
+    lacks at that version (``main_lacks``, lower case: the snapshot adds it) is NULL there
+    until the merge adds it, and is hashed as such."""
     columns = ", ".join(
-        f"CAST(NULL AS {added[c.lower()]}) AS {ident(c)}" if c.lower() in added else ident(c)
-        for c in plan.columns
+        f"CAST(NULL AS {type_sql(f.dataType)}) AS {ident(f.name)}"
+        if f.name.lower() in main_lacks
+        else ident(f.name)
+        for f in plan.schema.fields
     )
     return (
-        f"SELECT {column_list(keys)}, {vnode_expression(keys, vnodes)} AS {ident(VNODE_COLUMN)}, "
-        f"{row_hash_expression(plan.columns)} AS h, TRUE AS present "
+        f"SELECT {column_list(plan.keys)}, "
+        f"{vnode_expression(plan.keys, vnodes)} AS {ident(VNODE_COLUMN)}, "
+        f"{row_hash_expression(plan.schema)} AS h, TRUE AS present "
         f"FROM (SELECT {columns} FROM {tables.main} VERSION AS OF {int(version)})"
     )
 
 
+def _in_vnodes(vnode_range: str | None) -> str:
+    return f"WHERE {ident(VNODE_COLUMN)} {vnode_range}" if vnode_range else ""
+
+
 def diff_sql(
     tables: ModelTables,
-    keys: tuple[str, ...],
     plan: SchemaPlan,
     vnodes: int,
     main_version: int | None,
+    vnode_range: str | None = None,
+    main_lacks: frozenset[str] = frozenset(),
 ) -> str:
-    """(op, vnode, keys, copies) of every changed or duplicate key; ``main_version`` None:
-    there is no main, every key is an insert."""
+    """(op, vnode, keys, copies) of every changed or duplicate key: the one change
+    criterion of the engine (staging's stored row hash against main's, computed alike),
+    for all vnodes (the cycle's diff) or for ``vnode_range`` (a chunk's diff again, when
+    main moved). ``main_version`` None: there is no main, every key is an insert."""
+    keys = plan.keys
     staged = (
         f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
         f"first({ident(HASH_COLUMN)}) AS h, count(*) AS copies, TRUE AS present "
-        f"FROM {tables.staging} GROUP BY {column_list(keys)}"
+        f"FROM {tables.staging} {_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
     )
     if main_version is None:
         return (
             f"SELECT CASE WHEN copies > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
             f"{ident(VNODE_COLUMN)}, {column_list(keys)}, copies FROM ({staged})"
         )
+    main = main_hashes_sql(tables, plan, vnodes, main_version, main_lacks)
     chosen_keys = ", ".join(
         f"CASE WHEN s.present THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
         for k in keys
@@ -106,17 +124,32 @@ def diff_sql(
                coalesce(s.{ident(VNODE_COLUMN)}, m.{ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)},
                {chosen_keys}, s.copies
         FROM ({staged}) s
-        FULL OUTER JOIN ({main_hashes_sql(tables, keys, plan, vnodes, main_version)}) m
+        FULL OUTER JOIN (SELECT * FROM ({main}) {_in_vnodes(vnode_range)}) m
         ON {join}
         WHERE s.present IS NULL OR m.present IS NULL OR s.copies > 1 OR s.h <> m.h
     """
+
+
+def changed_rows_sql(
+    diff: str, tables: ModelTables, plan: SchemaPlan, vnode_range: str | None = None
+) -> str:
+    """The rows of a diff (a relation or subquery of :func:`diff_sql`) with their content
+    from staging, as (op, vnode, columns); deletes carry only their keys."""
+    on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in plan.keys)
+    columns = ", ".join(
+        qualified("d", c) if c in plan.keys else qualified("s", c) for c in plan.columns
+    )
+    return (
+        f"SELECT d.{OP_COLUMN}, d.{ident(VNODE_COLUMN)}, {columns} FROM {diff} d "
+        f"LEFT JOIN (SELECT * FROM {tables.staging} {_in_vnodes(vnode_range)}) s "
+        f"ON d.{OP_COLUMN} <> 'D' AND {on}"
+    )
 
 
 @dataclass(frozen=True)
 class ChangeSet:
     spark: Any
     tables: ModelTables
-    keys: tuple[str, ...]
     plan: SchemaPlan
     diff: Any  # the persisted DataFrame of diff_sql
     counts: ChangeCounts
@@ -127,21 +160,9 @@ class ChangeSet:
         view = f"refreshable_diff_{id(self)}"
         self.diff.createOrReplaceTempView(view)
         try:
-            on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in self.keys)
-            columns = ", ".join(
-                qualified("d", c) if c in self.keys else qualified("s", c)
-                for c in self.plan.columns
-            )
-            rows = self.spark.sql(
-                f"SELECT d.{OP_COLUMN}, d.{ident(VNODE_COLUMN)}, {columns} FROM {view} d "
-                f"LEFT JOIN {self.tables.staging} s ON d.{OP_COLUMN} <> 'D' AND {on}"
-            )
-            (
-                rows.repartitionByRange(max(1, files), VNODE_COLUMN)
-                .write.format("delta")
-                .mode("overwrite")
-                .option("overwriteSchema", "true")
-                .saveAsTable(self.tables.changes)
+            rows = self.spark.sql(changed_rows_sql(view, self.tables, self.plan))
+            replace_scratch_table(
+                rows.repartitionByRange(max(1, files), VNODE_COLUMN), self.tables.changes
             )
         finally:
             self.spark.catalog.dropTempView(view)
@@ -151,7 +172,6 @@ class ChangeSet:
 def change_set(
     spark: Any,
     tables: ModelTables,
-    keys: tuple[str, ...],
     plan: SchemaPlan,
     vnodes: int,
     main_version: int | None,
@@ -160,15 +180,16 @@ def change_set(
     held (narrow: keys and ops) until the block ends."""
     from pyspark import StorageLevel
 
-    diff = spark.sql(diff_sql(tables, keys, plan, vnodes, main_version))
+    main_lacks = frozenset(name.lower() for name, _ in plan.add)
+    diff = spark.sql(diff_sql(tables, plan, vnodes, main_version, main_lacks=main_lacks))
     diff = diff.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         per_vnode: dict[str, dict[int, int]] = {}
         for row in diff.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect():
             per_vnode.setdefault(row[OP_COLUMN], {})[int(row[VNODE_COLUMN])] = int(row["count"])
         if DUPLICATE in per_vnode:
-            reject_duplicates(diff, keys, sum(per_vnode[DUPLICATE].values()))
-        yield ChangeSet(spark, tables, keys, plan, diff, ChangeCounts(per_vnode))
+            reject_duplicates(diff, plan.keys, sum(per_vnode[DUPLICATE].values()))
+        yield ChangeSet(spark, tables, plan, diff, ChangeCounts(per_vnode))
     finally:
         diff.unpersist()
 

@@ -24,7 +24,12 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     row_hash_expression,
     vnode_expression,
 )
-from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, columns_of, plan_schema
+from dbt.adapters.spark_refreshable.engine.tables import (
+    SchemaPlan,
+    columns_of,
+    plan_schema,
+    replace_scratch_table,
+)
 
 EXAMPLES = 5
 
@@ -55,8 +60,17 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
 
 
 def resolve_keys(snapshot_columns: list[str], config: RefreshConfig) -> tuple[str, ...]:
-    """The unique_key columns as the snapshot spells them; a clear error if one is missing."""
-    by_lower = {c.lower(): c for c in snapshot_columns}
+    """The unique_key columns as the snapshot spells them; a clear error if one is missing,
+    or if two columns differ only in case (Spark and Delta take them for one)."""
+    by_lower: dict[str, list[str]] = {}
+    for column in snapshot_columns:
+        by_lower.setdefault(column.lower(), []).append(column)
+    clashes = [names for names in by_lower.values() if len(names) > 1]
+    if clashes:
+        raise ConfigError(
+            f"The model's result has columns whose names differ only in case: {clashes}. "
+            f"Spark and Delta resolve names case-insensitively; rename or drop one of each."
+        )
     missing = [k for k in config.unique_key if k.lower() not in by_lower]
     if missing:
         raise ConfigError(
@@ -69,37 +83,28 @@ def resolve_keys(snapshot_columns: list[str], config: RefreshConfig) -> tuple[st
             f"Columns {reserved} use the prefix {RESERVED_PREFIX}, reserved for the engine; "
             f"rename them in the model."
         )
-    return tuple(by_lower[k.lower()] for k in config.unique_key)
+    return tuple(by_lower[k.lower()][0] for k in config.unique_key)
 
 
 def plan_for(
     spark: Any, snapshot: Any, tables: ModelTables, config: RefreshConfig, main_exists: bool
-) -> tuple[tuple[str, ...], SchemaPlan]:
-    """Keys and schema plan, checked on the snapshot's schema alone: no data read yet."""
-    snapshot_columns = [(f.name, f.dataType.simpleString()) for f in snapshot.schema.fields]
-    keys = resolve_keys([name for name, _ in snapshot_columns], config)
-    main_columns = columns_of(spark, tables.main) if main_exists else None
-    return keys, plan_schema(snapshot_columns, main_columns, keys, config.on_schema_change)
+) -> SchemaPlan:
+    """The schema plan (keys spelled as main spells them), checked on the snapshot's schema
+    alone: no data read yet."""
+    keys = resolve_keys(snapshot.columns, config)
+    main_schema = columns_of(spark, tables.main) if main_exists else None
+    return plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
 
 
-def write_staging(
-    snapshot: Any, tables: ModelTables, keys: tuple[str, ...], columns: list[str], vnodes: int
-) -> None:
-    """Write the snapshot, with each row's vnode and the hash of its ``columns`` (those
-    compared with main), replacing staging whatever it held."""
+def write_staging(snapshot: Any, tables: ModelTables, plan: SchemaPlan, vnodes: int) -> None:
+    """Write the snapshot, with each row's vnode and the hash of the columns compared with
+    main, replacing staging whatever it held."""
     from pyspark.sql import functions as F
 
-    staged = snapshot.withColumn(VNODE_COLUMN, F.expr(vnode_expression(keys, vnodes))).withColumn(
-        HASH_COLUMN, F.expr(row_hash_expression(columns))
-    )
-    (
-        staged.write.format("delta")
-        .mode("overwrite")
-        # replace all of staging, whatever the session's partitionOverwriteMode says
-        .option("partitionOverwriteMode", "static")
-        .option("overwriteSchema", "true")
-        .saveAsTable(tables.staging)
-    )
+    staged = snapshot.withColumn(
+        VNODE_COLUMN, F.expr(vnode_expression(plan.keys, vnodes))
+    ).withColumn(HASH_COLUMN, F.expr(row_hash_expression(plan.schema)))
+    replace_scratch_table(staged, tables.staging)
 
 
 def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) -> StagedSnapshot:

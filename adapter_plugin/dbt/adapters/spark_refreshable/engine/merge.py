@@ -22,11 +22,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.diff import changed_rows_sql, diff_sql
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError
 from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN, ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
-from dbt.adapters.spark_refreshable.engine.sql import ident, qualified, vnode_expression
+from dbt.adapters.spark_refreshable.engine.sql import column_list, ident, vnode_expression
 from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, table_version
 
 MAX_ATTEMPTS = 5
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
@@ -106,12 +108,12 @@ class MainHistory:
 
 @dataclass(frozen=True)
 class Cycle:
-    """What every chunk of one cycle merges with: the tables, keys, columns and vnodes;
-    ``inserts_only``: main did not exist at the diff, staging itself is the change set."""
+    """What every chunk of one cycle merges with: the tables, the schema plan (columns and
+    keys) and vnodes; ``inserts_only``: main did not exist at the diff, staging itself is
+    the change set."""
 
     tables: ModelTables
-    keys: tuple[str, ...]
-    columns: list[str]
+    plan: SchemaPlan
     vnodes: int
     inserts_only: bool = False
 
@@ -128,12 +130,12 @@ class ChunkResult:
 
 
 def main_version(spark: Any, tables: ModelTables) -> int:
-    return int(spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT 1").collect()[0]["version"])
+    return table_version(spark, tables.main)
 
 
 def change_slice_sql(cycle: Cycle, chunk: Chunk) -> str:
     """A chunk's slice of the change set, as rows of (op, vnode, columns)."""
-    columns = ", ".join(ident(c) for c in cycle.columns)
+    columns = column_list(cycle.plan.columns)
     if cycle.inserts_only:
         source, op = cycle.tables.staging, "'I'"
     else:
@@ -144,43 +146,18 @@ def change_slice_sql(cycle: Cycle, chunk: Chunk) -> str:
     )
 
 
-def diff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
-    """Inserts, updates and deletes of one chunk against main as of ``version``, as rows
-    of (op, vnode, columns): the chunk's change set when main moved under the cycle."""
-    tables, keys, columns = cycle.tables, cycle.keys, cycle.columns
-    values = [c for c in columns if c not in keys]
-    in_chunk = chunk.vnode_range
-    same = " AND ".join(f"s.{ident(c)} <=> m.{ident(c)}" for c in values) or "TRUE"
-    join = " AND ".join(f"s.{ident(k)} = m.{ident(k)}" for k in keys)
-    chosen = ", ".join(
-        f"CASE WHEN s.__present THEN {qualified('s', c)} ELSE {qualified('m', c)} END AS {ident(c)}"
-        if c in keys
-        else f"{qualified('s', c)} AS {ident(c)}"
-        for c in columns
-    )
-    cols = ", ".join(ident(c) for c in columns)
-    main_vnode = vnode_expression(keys, cycle.vnodes)
-    return f"""
-        SELECT CASE WHEN m.__present IS NULL THEN 'I'
-                    WHEN s.__present IS NULL THEN 'D'
-                    ELSE 'U' END AS {OP_COLUMN},
-               coalesce(s.{ident(VNODE_COLUMN)}, m.{ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)},
-               {chosen}
-        FROM (SELECT {cols}, {ident(VNODE_COLUMN)}, TRUE AS __present FROM {tables.staging}
-              WHERE {ident(VNODE_COLUMN)} {in_chunk}) s
-        FULL OUTER JOIN
-             (SELECT * FROM (SELECT {cols}, {main_vnode} AS {ident(VNODE_COLUMN)}, TRUE AS __present
-                             FROM {tables.main} VERSION AS OF {int(version)})
-              WHERE {ident(VNODE_COLUMN)} {in_chunk}) m
-        ON {join}
-        WHERE m.__present IS NULL OR s.__present IS NULL OR NOT ({same})
-    """
+def rediff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
+    """A chunk's changes against main as of ``version`` (main moved under the cycle): the
+    cycle's diff for the chunk's vnodes, with staging's content."""
+    tables, plan = cycle.tables, cycle.plan
+    found = diff_sql(tables, plan, cycle.vnodes, version, chunk.vnode_range)
+    return changed_rows_sql(f"({found})", tables, plan, chunk.vnode_range)
 
 
 def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     """Apply a chunk's diff. Robust to the target having moved since the diff: an insert
     or update upserts, a delete deletes."""
-    keys, columns = cycle.keys, cycle.columns
+    keys, columns = cycle.plan.keys, cycle.plan.columns
     on = " AND ".join(f"t.{ident(k)} = c.{ident(k)}" for k in keys)
     in_chunk = f"{vnode_expression(keys, cycle.vnodes, 't')} {chunk.vnode_range}"
     updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns if c not in keys)
@@ -217,7 +194,7 @@ def merge_chunk(
         if exact and chunk.rows == 0:
             return ChunkResult(applied, version, attempt, current)
         changes = spark.sql(
-            change_slice_sql(cycle, chunk) if exact else diff_sql(cycle, chunk, version)
+            change_slice_sql(cycle, chunk) if exact else rediff_sql(cycle, chunk, version)
         )
         changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
         try:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from pyspark.sql.types import StructField, StructType
+
 from dbt.adapters.spark_refreshable.engine import diff, load, progress
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
@@ -34,6 +36,7 @@ from dbt.adapters.spark_refreshable.engine.merge import (
     tagged_commits,
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
@@ -52,6 +55,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     ensure_state_table,
     table_exists,
     table_format,
+    table_version,
 )
 
 CYCLE_FIELDS_CLEARED = dict.fromkeys(
@@ -172,12 +176,13 @@ class RefreshRun:
                 )
             self.report.say(f"loading the snapshot into staging (cycle {refresh_id})")
             frame = load.as_spark_frame(spark, snapshot())
-            keys, plan = load.plan_for(spark, frame, tables, config, main_exists)
-            load.write_staging(frame, tables, keys, plan.columns, config.vnodes)
+            plan = load.plan_for(spark, frame, tables, config, main_exists)
+            load.write_staging(frame, tables, plan, config.vnodes)
+            staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
-            staged = load.summarize_staging(spark, tables, keys)
+            staged = load.summarize_staging(spark, tables, plan.keys)
             base_version = main_version(spark, tables) if main_exists else None
-            with diff.change_set(spark, tables, keys, plan, config.vnodes, base_version) as found:
+            with diff.change_set(spark, tables, plan, config.vnodes, base_version) as found:
                 counts = found.counts
                 load.check_delete_guards(
                     tables, config, staged, counts.total("I"), counts.total("D")
@@ -190,11 +195,9 @@ class RefreshRun:
         with self.clock.measure("bookkeeping"):
             progress.ensure_table(spark, tables)
             cycle_plan = {
-                "keys": list(keys),
-                "columns": plan.columns,
-                "add": plan.add,
-                "drop": plan.drop,
+                **plan.to_json(),
                 "base_version": base_version,
+                "staging_version": staging_version,
                 "chunks": [chunk.to_json() for chunk in chunks],
                 "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
             }
@@ -216,12 +219,9 @@ class RefreshRun:
     def _merge_and_clean_up(self) -> None:
         state = self.lease.state
         stored = json.loads(state.cycle_plan)
-        columns = stored["columns"]
+        plan = self._stored_schema_plan(stored)
         base_version = stored["base_version"]
-        cycle = Cycle(
-            self.tables, tuple(stored["keys"]), columns, state.vnodes, base_version is None
-        )
-        plan = SchemaPlan(columns, [tuple(c) for c in stored["add"]], stored["drop"])
+        cycle = Cycle(self.tables, plan, state.vnodes, base_version is None)
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
         with self.clock.measure("merge"), tagged_commits(self.spark, schema_tag(state.refresh_id)):
@@ -284,9 +284,27 @@ class RefreshRun:
                 last_completed_at=time.time(),
                 last_rows=state.snapshot_rows,
                 last_checksum=state.snapshot_checksum,
-                last_columns=json.dumps(columns),
+                last_columns=json.dumps(
+                    LastSnapshot(plan.schema, stored.get("staging_version")).to_json()
+                ),
             )
         self._clean_up()
+
+    def _stored_schema_plan(self, stored: dict[str, Any]) -> SchemaPlan:
+        """The schema plan of the cycle in FINISHING. A cycle staged by a version that
+        stored no types gets them from staging, which holds every planned column."""
+        if "schema" not in stored:
+            staged = {f.name.lower(): f for f in self.spark.table(self.tables.staging).schema}
+            by_lower = {name.lower(): name for name in stored["columns"]}
+            schema = StructType(
+                [StructField(name, staged[name.lower()].dataType) for name in stored["columns"]]
+            )
+            stored = {
+                **stored,
+                "schema": schema.jsonValue(),
+                "keys": [by_lower[k.lower()] for k in stored["keys"]],
+            }
+        return SchemaPlan.from_json(stored)
 
     def _reconcile_with_main(
         self,
@@ -330,8 +348,11 @@ class RefreshRun:
 
     # -- Cleanup ---------------------------------------------------------------------
     def _discard_staging(self) -> None:
-        """Empty staging and the change set, reset progress: three commits, side by side."""
-        tables = (self.tables.staging, self.tables.changes, self.tables.progress)
+        """Empty staging (a partial load), the change set and progress."""
+        self._empty(self.tables.staging, self.tables.changes, self.tables.progress)
+
+    def _empty(self, *tables: str) -> None:
+        """Empty ``tables``: one commit each, side by side."""
         statements = [f"DELETE FROM {t}" for t in tables if table_exists(self.spark, t)]
         with ThreadPoolExecutor(max_workers=len(tables)) as pool:
             for done in [pool.submit(self.spark.sql, sql) for sql in statements]:
@@ -339,7 +360,9 @@ class RefreshRun:
 
     def _clean_up(self) -> None:
         with self.clock.measure("bookkeeping"):
-            self._discard_staging()
+            # staging stays: it is the completed snapshot that refreshable_matches_snapshot
+            # compares main with, until the next cycle replaces it
+            self._empty(self.tables.changes, self.tables.progress)
             self.faults.reached("cleanup")
             self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
 

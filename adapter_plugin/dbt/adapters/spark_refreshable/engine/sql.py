@@ -1,8 +1,34 @@
-"""Quoting and literals for the Spark SQL the engine generates."""
+"""Quoting, literals, types and hashes for the Spark SQL the engine generates.
+
+The row hash decides what changed, so it must tell apart every two values that differ.
+Spark's ``xxhash64`` does not: it skips NULLs (also inside arrays, structs and maps), folds
+the elements of nested values in sequence (``[[1], [2]]`` hashes like ``[[1, 2]]``),
+hashes ``-0.0`` like ``0.0``, string values by their collation and refuses maps. So every
+value is hashed by its type (:func:`value_hash`): NULL as a constant of its own, a
+collection with its length and one hash per element, a map by its entries in hash order,
+a struct by one hash per field, a float with its sign. A row's hash is the hash of its
+columns' hashes, none of them NULL.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DoubleType,
+    FloatType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+# the hash of a NULL value at any depth (a non-null value hashes to it with odds 2^-64)
+NULL_HASH = "CAST(-4875932512283745717 AS BIGINT)"
+BINARY_COLLATION = "UTF8_BINARY"
 
 
 def ident(name: str) -> str:
@@ -39,17 +65,123 @@ def vnode_expression(keys: Iterable[str], vnodes: int, prefix: str | None = None
     return f"pmod(xxhash64({column_list(keys, prefix)}), {int(vnodes)})"
 
 
-def row_hash_expression(columns: list[str], prefix: str | None = None) -> str:
-    """A 64-bit hash of a row's content. xxhash64 skips NULLs, so the null pattern is hashed
-    too: (NULL, 1) and (1, NULL) differ."""
-    cols = column_list(columns, prefix)
-    nulls = ", ".join(f"isnull({qualified(prefix, c) if prefix else ident(c)})" for c in columns)
-    return f"xxhash64({cols}, array({nulls}))"
+# -- types -------------------------------------------------------------------------------
 
 
-def checksum_expression(columns: list[str]) -> str:
-    """An order-independent checksum of a set of rows: the sum of their row hashes, exact
-    in DECIMAL(38,0) (no overflow below ~10^19 rows), as a string."""
+def type_sql(dtype: DataType) -> str:
+    """A type as Spark SQL DDL, nested field names quoted (``simpleString`` quotes none)."""
+    if isinstance(dtype, ArrayType):
+        return f"ARRAY<{type_sql(dtype.elementType)}>"
+    if isinstance(dtype, MapType):
+        return f"MAP<{type_sql(dtype.keyType)}, {type_sql(dtype.valueType)}>"
+    if isinstance(dtype, StructType):
+        fields = ", ".join(f"{ident(f.name)}: {type_sql(f.dataType)}" for f in dtype.fields)
+        return f"STRUCT<{fields}>"
+    return dtype.simpleString()
+
+
+def without_nullability(dtype: DataType) -> DataType:
+    """``dtype`` with every nested value nullable and no field metadata: two columns of one
+    type compare equal whatever Spark inferred about their NULLs."""
+    if isinstance(dtype, ArrayType):
+        return ArrayType(without_nullability(dtype.elementType), True)
+    if isinstance(dtype, MapType):
+        return MapType(
+            without_nullability(dtype.keyType), without_nullability(dtype.valueType), True
+        )
+    if isinstance(dtype, StructType):
+        return StructType(
+            [StructField(f.name, without_nullability(f.dataType), True) for f in dtype.fields]
+        )
+    return dtype
+
+
+def schema_from_json(value: Any) -> StructType:
+    """A schema stored by :meth:`StructType.jsonValue`."""
+    return StructType.fromJson(value)
+
+
+# -- hashes ------------------------------------------------------------------------------
+
+
+def _is_collated(dtype: DataType) -> bool:
     return (
-        f"CAST(coalesce(sum(CAST({row_hash_expression(columns)} AS DECIMAL(38,0))), 0) AS STRING)"
+        isinstance(dtype, StringType)
+        and getattr(dtype, "collation", BINARY_COLLATION) != BINARY_COLLATION
+    )
+
+
+def value_hash(expr: str, dtype: DataType, depth: int = 0) -> str:
+    """A BIGINT hash of the value of ``expr`` (of type ``dtype``), never NULL, that differs
+    for any two values that differ (up to 64-bit collisions), NULLs at any depth included."""
+    element = f"__refreshable_e{depth}"
+    if isinstance(dtype, ArrayType):
+        inner = value_hash(element, dtype.elementType, depth + 1)
+        hashed = f"xxhash64(size({expr}), transform({expr}, {element} -> {inner}))"
+    elif isinstance(dtype, MapType):
+        key = value_hash(f"{element}.key", dtype.keyType, depth + 1)
+        value = value_hash(f"{element}.value", dtype.valueType, depth + 1)
+        entries = f"transform(map_entries({expr}), {element} -> array({key}, {value}))"
+        hashed = f"xxhash64(size({expr}), array_sort({entries}))"
+    elif isinstance(dtype, StructType):
+        fields = [value_hash(f"{expr}.{ident(f.name)}", f.dataType, depth) for f in dtype.fields]
+        hashed = f"xxhash64({', '.join(['0', *fields])})"
+    elif isinstance(dtype, (FloatType, DoubleType)):
+        # xxhash64 hashes -0.0 as 0.0: add the sign of a zero
+        negative_zero = f"({expr} = 0 AND startswith(CAST({expr} AS STRING), '-'))"
+        hashed = f"xxhash64({expr}, {negative_zero})"
+    elif _is_collated(dtype):
+        hashed = f"xxhash64(collate({expr}, '{BINARY_COLLATION}'))"
+    elif dtype.typeName() == "variant":
+        hashed = f"xxhash64(to_json({expr}))"
+    else:
+        hashed = f"xxhash64({expr})"
+    return f"CASE WHEN {expr} IS NULL THEN {NULL_HASH} ELSE {hashed} END"
+
+
+def row_hash_expression(schema: StructType, prefix: str | None = None) -> str:
+    """A 64-bit hash of a row's content over the columns of ``schema`` (in its order)."""
+    hashes = [
+        value_hash(qualified(prefix, f.name) if prefix else ident(f.name), f.dataType)
+        for f in schema.fields
+    ]
+    return f"xxhash64({', '.join(['0', *hashes])})"
+
+
+def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
+    """The value of ``expr`` in a form that ``EXCEPT ALL`` compares exactly: maps as their
+    entries sorted, floats as their decimal spelling (-0.0 and NaN included), collated
+    strings by their bytes, variants as JSON. Independent of :func:`value_hash`."""
+    element = f"__refreshable_c{depth}"
+    if isinstance(dtype, ArrayType):
+        inner = comparable_expression(element, dtype.elementType, depth + 1)
+        return expr if inner == element else f"transform({expr}, {element} -> {inner})"
+    if isinstance(dtype, MapType):
+        key = comparable_expression(f"{element}.key", dtype.keyType, depth + 1)
+        value = comparable_expression(f"{element}.value", dtype.valueType, depth + 1)
+        entry = f"named_struct('key', {key}, 'value', {value})"
+        return f"array_sort(transform(map_entries({expr}), {element} -> {entry}))"
+    if isinstance(dtype, StructType):
+        fields = [
+            (f.name, comparable_expression(f"{expr}.{ident(f.name)}", f.dataType, depth))
+            for f in dtype.fields
+        ]
+        if all(value == f"{expr}.{ident(name)}" for name, value in fields):
+            return expr
+        pairs = ", ".join(f"{literal(name)}, {value}" for name, value in fields)
+        return f"CASE WHEN {expr} IS NULL THEN NULL ELSE named_struct({pairs}) END"
+    if isinstance(dtype, (FloatType, DoubleType)):
+        return f"CAST({expr} AS STRING)"
+    if _is_collated(dtype):
+        return f"collate({expr}, '{BINARY_COLLATION}')"
+    if dtype.typeName() == "variant":
+        return f"to_json({expr})"
+    return expr
+
+
+def comparable_columns(schema: StructType) -> str:
+    """A select list of ``schema``'s columns in comparable form, named c0, c1, ..."""
+    return ", ".join(
+        f"{comparable_expression(ident(f.name), f.dataType)} AS c{i}"
+        for i, f in enumerate(schema.fields)
     )

@@ -8,12 +8,21 @@ the ``table`` materialization) is adopted as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from pyspark.sql.types import StructField, StructType
 
 from dbt.adapters.spark_refreshable.engine.errors import SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-from dbt.adapters.spark_refreshable.engine.sql import column_list, ident, literal
+from dbt.adapters.spark_refreshable.engine.sql import (
+    column_list,
+    ident,
+    literal,
+    schema_from_json,
+    type_sql,
+    without_nullability,
+)
 from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State
 
 MAIN_PROPERTIES = {
@@ -23,6 +32,8 @@ MAIN_PROPERTIES = {
     "delta.minWriterVersion": "7",
 }
 BOOKKEEPING_PROPERTIES = {"delta.enableDeletionVectors": "false"}
+# staging and changes hold the snapshot's columns: every name main accepts
+SCRATCH_PROPERTIES = {**BOOKKEEPING_PROPERTIES, "delta.columnMapping.mode": "name"}
 
 
 def properties_sql(properties: dict[str, str]) -> str:
@@ -31,6 +42,11 @@ def properties_sql(properties: dict[str, str]) -> str:
 
 def table_exists(spark: Any, name: str) -> bool:
     return spark.catalog.tableExists(name)
+
+
+def table_version(spark: Any, name: str) -> int:
+    """A Delta table's latest version."""
+    return int(spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"])
 
 
 def table_format(spark: Any, name: str) -> str:
@@ -63,6 +79,15 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
         del exc  # another run created it first
 
 
+def replace_scratch_table(frame: Any, name: str) -> None:
+    """Replace table ``name`` (staging, changes) with ``frame``, in one commit, whatever
+    schema it had; column mapping on, so any column name main accepts fits."""
+    writer = frame.writeTo(name).using("delta")
+    for key, value in SCRATCH_PROPERTIES.items():
+        writer = writer.tableProperty(key, value)
+    writer.createOrReplace()
+
+
 def drop_all(spark: Any, tables: ModelTables) -> None:
     for name in (tables.main, tables.staging, tables.changes, tables.progress, tables.state):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
@@ -70,33 +95,60 @@ def drop_all(spark: Any, tables: ModelTables) -> None:
 
 @dataclass(frozen=True)
 class SchemaPlan:
-    """How the snapshot's columns map onto main's."""
+    """How the snapshot's columns map onto main's: the one spelling of every column name
+    (main's, where main has the column) used by all the SQL of a cycle."""
 
-    columns: list[str]  # written to main and compared: the snapshot's columns, main's order
-    add: list[tuple[str, str]]  # (name, type) to add to main
-    drop: list[str]  # main columns to drop
+    schema: StructType  # written to main and compared: the snapshot's columns and types
+    keys: tuple[str, ...]  # unique_key, spelled as in ``schema``
+    add: list[tuple[str, str]] = field(default_factory=list)  # (name, DDL type) to add
+    drop: list[str] = field(default_factory=list)  # main columns to drop
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.schema.names)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema.jsonValue(),
+            "keys": list(self.keys),
+            "add": [list(pair) for pair in self.add],
+            "drop": list(self.drop),
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> SchemaPlan:
+        return cls(
+            schema_from_json(value["schema"]),
+            tuple(value["keys"]),
+            [(name, ddl) for name, ddl in value["add"]],
+            list(value["drop"]),
+        )
 
 
 def plan_schema(
-    snapshot: list[tuple[str, str]],
-    main: list[tuple[str, str]] | None,
+    snapshot: StructType,
+    main: StructType | None,
     keys: tuple[str, ...],
     on_schema_change: str,
 ) -> SchemaPlan:
-    """Decide, before anything is written, what main's columns become. Raise
-    :class:`SchemaChangeError` where on_schema_change does not allow the change."""
-    snapshot_types = {name.lower(): (name, dtype) for name, dtype in snapshot}
+    """Decide, before anything is written, what main's columns become. Names are matched
+    case-insensitively, as Spark resolves them. Raise :class:`SchemaChangeError` where
+    on_schema_change does not allow the change."""
+    snapshot_fields = {f.name.lower(): f for f in snapshot.fields}
     if main is None:
-        return SchemaPlan([name for name, _ in snapshot], [], [])
-    main_types = {name.lower(): (name, dtype) for name, dtype in main}
-    added = [snapshot_types[c] for c in snapshot_types if c not in main_types]
-    removed = [main_types[c][0] for c in main_types if c not in snapshot_types]
+        return SchemaPlan(snapshot, _spelled(keys, snapshot.names))
+    main_fields = {f.name.lower(): f for f in main.fields}
+    added = [snapshot_fields[c] for c in snapshot_fields if c not in main_fields]
+    removed = [main_fields[c].name for c in main_fields if c not in snapshot_fields]
     retyped = [
-        f"{main_types[c][0]} ({main_types[c][1]} -> {snapshot_types[c][1]})"
-        for c in snapshot_types
-        if c in main_types and main_types[c][1] != snapshot_types[c][1]
+        f"{main_fields[c].name} ({type_sql(main_fields[c].dataType)} -> "
+        f"{type_sql(snapshot_fields[c].dataType)})"
+        for c in snapshot_fields
+        if c in main_fields
+        and without_nullability(main_fields[c].dataType)
+        != without_nullability(snapshot_fields[c].dataType)
     ]
-    missing_keys = [k for k in keys if k.lower() not in main_types]
+    missing_keys = [k for k in keys if k.lower() not in main_fields]
     fix = "Rebuild with `dbt run --full-refresh --select <model>`"
     if retyped:
         raise SchemaChangeError(
@@ -109,18 +161,34 @@ def plan_schema(
     if (added or removed) and on_schema_change == "fail":
         raise SchemaChangeError(
             f"The snapshot's columns differ from main's (on_schema_change='fail'): added "
-            f"{[n for n, _ in added] or 'none'}, removed {removed or 'none'}. Set on_schema_change "
-            f"to ignore, append_new_columns or sync_all_columns, or {fix[0].lower() + fix[1:]}."
+            f"{[f.name for f in added] or 'none'}, removed {removed or 'none'}. Set "
+            f"on_schema_change to ignore, append_new_columns or sync_all_columns, or "
+            f"{fix[0].lower() + fix[1:]}."
         )
-    kept = [main_types[c][0] for c in main_types if c in snapshot_types]
+    kept = [
+        StructField(main_fields[c].name, snapshot_fields[c].dataType, True)
+        for c in main_fields
+        if c in snapshot_fields
+    ]
     if on_schema_change == "ignore":
-        return SchemaPlan(kept, [], [])
+        added = []
+    schema = StructType(kept + [StructField(f.name, f.dataType, True) for f in added])
     drop = removed if on_schema_change == "sync_all_columns" else []
-    return SchemaPlan(kept + [name for name, _ in added], added, drop)
+    return SchemaPlan(
+        schema,
+        _spelled(keys, schema.names),
+        [(f.name, type_sql(f.dataType)) for f in added],
+        drop,
+    )
 
 
-def columns_of(spark: Any, name: str) -> list[tuple[str, str]]:
-    return [(f.name, f.dataType.simpleString()) for f in spark.table(name).schema.fields]
+def _spelled(keys: tuple[str, ...], names: list[str]) -> tuple[str, ...]:
+    by_lower = {name.lower(): name for name in names}
+    return tuple(by_lower[k.lower()] for k in keys)
+
+
+def columns_of(spark: Any, name: str) -> StructType:
+    return spark.table(name).schema
 
 
 def create_or_evolve_main(
@@ -137,7 +205,7 @@ def create_or_evolve_main(
             f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
         )
         return
-    current = {name.lower() for name, _ in columns_of(spark, tables.main)}
+    current = {name.lower() for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
     if change_data_feed or plan.drop:
         spark.sql(f"ALTER TABLE {tables.main} SET TBLPROPERTIES ({properties_sql(wanted)})")

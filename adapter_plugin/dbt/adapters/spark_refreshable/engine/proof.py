@@ -1,0 +1,50 @@
+"""What ``refreshable_matches_snapshot`` proves: main holds exactly the last completed
+snapshot, compared by content, not by the engine's row hash.
+
+A completed cycle leaves its snapshot in staging and records, in the state row, staging's
+Delta version and the schema compared (:class:`LastSnapshot`). The proof reads staging at
+that version and main, both in a form ``EXCEPT ALL`` compares exactly
+(:func:`sql.comparable_columns`), and counts the rows each has that the other lacks.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.types import StructType
+
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.sql import comparable_columns, schema_from_json
+
+
+@dataclass(frozen=True)
+class LastSnapshot:
+    """The last completed snapshot: its compared columns and staging's version holding it."""
+
+    schema: StructType
+    staging_version: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": self.schema.jsonValue(), "staging_version": self.staging_version}
+
+    @classmethod
+    def parse(cls, stored: str | None) -> LastSnapshot | None:
+        """The state row's record; None when there is none, or only a list of column names
+        (recorded by 0.1.0, which kept no snapshot to compare with)."""
+        value = json.loads(stored) if stored else None
+        if not isinstance(value, dict) or value.get("staging_version") is None:
+            return None
+        return cls(schema_from_json(value["schema"]), int(value["staging_version"]))
+
+
+def content_difference_sql(tables: ModelTables, last: LastSnapshot) -> str:
+    """One row: the snapshot's rows main lacks, and main's rows the snapshot lacks."""
+    columns = comparable_columns(last.schema)
+    snapshot = f"SELECT {columns} FROM {tables.staging} VERSION AS OF {last.staging_version}"
+    main = f"SELECT {columns} FROM {tables.main}"
+    return (
+        f"SELECT (SELECT count(*) FROM ({snapshot} EXCEPT ALL {main})) AS rows_missing, "
+        f"(SELECT count(*) FROM ({main} EXCEPT ALL {snapshot})) AS rows_extra"
+    )
