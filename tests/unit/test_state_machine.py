@@ -15,7 +15,7 @@ from dbt.adapters.spark_refreshable.engine.state import (
 def test_the_cycle_is_the_only_way_round():
     assert TRANSITIONS[Phase.IDLE] == {Phase.REFRESHING}
     assert TRANSITIONS[Phase.REFRESHING] == {Phase.FINISHING, Phase.IDLE}
-    assert TRANSITIONS[Phase.FINISHING] == {Phase.CLEANUP}
+    assert TRANSITIONS[Phase.FINISHING] == {Phase.CLEANUP, Phase.REFRESHING}  # discard
     assert TRANSITIONS[Phase.CLEANUP] == {Phase.IDLE}
 
 
@@ -42,7 +42,16 @@ def test_released_lease_has_no_live_owner():
 def test_remote_owner_is_alive_until_its_heartbeat_is_older_than_lock_timeout():
     remote = Owner("x", "another-host", 123, "1", "inv")
     assert owner_is_alive(held_by(remote, 10), me, 300, time.time())
-    assert not owner_is_alive(held_by(remote, 301), me, 300, time.time())
+    assert not owner_is_alive(held_by(remote, 331), me, 300, time.time())
+
+
+def test_the_owners_own_lease_duration_decides_with_a_margin_for_clock_skew():
+    """Issue 10 item 4: a reader with a smaller lock_timeout does not take over early."""
+    remote = Owner("x", "another-host", 123, "1", "inv")
+    owned_for_600 = held_by(remote, 400, lease_timeout=600.0)
+    assert owner_is_alive(owned_for_600, me, 300, time.time())
+    assert owner_is_alive(held_by(remote, 305, lease_timeout=300.0), me, 300, time.time())
+    assert not owner_is_alive(held_by(remote, 700, lease_timeout=600.0), me, 300, time.time())
 
 
 def test_local_owner_whose_process_is_gone_is_gone_at_once():

@@ -143,13 +143,12 @@ def interrupt_mid_merge(project, model: str, interrupt) -> tuple[int, str]:
 
 
 def test_of_two_processes_refreshing_one_model_exactly_one_refreshes(project):
-    for day in (2, 3, 2):
-        run = ("run", "--select", "raced", "--vars", f"day: {day}")
-        outcomes = run_together(project, [run, run])
-        codes = sorted(code for code, _, _ in outcomes)
-        assert codes == [0, 1], [output[-2000:] for _, output, _ in outcomes]
-        refused = next(output for code, output, _ in outcomes if code == 1)
-        assert LOCK_HELD in refused and "refreshable_unlock" in refused, refused[-2000:]
+    run = ("run", "--select", "raced", "--vars", "day: 2")
+    outcomes = run_together(project, [run, run])
+    codes = sorted(code for code, _, _ in outcomes)
+    assert codes == [0, 1], [output[-2000:] for _, output, _ in outcomes]
+    refused = next(output for code, output, _ in outcomes if code == 1)
+    assert LOCK_HELD in refused and "refreshable_unlock" in refused, refused[-2000:]
     assert_tables_match(project, {"raced": 2})
 
 

@@ -29,6 +29,7 @@ from tests.support.snapshots import (
     canonical,
     features_without,
     generate,
+    quote,
 )
 
 CASES = int(os.environ.get("REFRESHABLE_DIFF_CASES", "204"))
@@ -61,7 +62,7 @@ def content_problems(
     missing = [n for n in names if n.lower() not in by_lower]
     if missing:
         return [(None, f"main has no column(s) {missing}; main: {main.columns}, snapshot: {names}")]
-    main_rows = main.select(*[main[f"`{by_lower[n.lower()]}`"] for n in names]).collect()
+    main_rows = main.select(*[main[quote(by_lower[n.lower()])] for n in names]).collect()
     want = collected(snapshot.collect(), key_count)
     got = collected(main_rows, key_count)
     problems = []

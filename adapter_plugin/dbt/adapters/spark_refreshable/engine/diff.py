@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.errors import RefreshError, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
     OP_COLUMN,
@@ -37,6 +37,9 @@ from dbt.adapters.spark_refreshable.engine.sql import (
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, replace_scratch_table
 
 DUPLICATE = "X"  # the diff's op for a key that staging holds more than once
+MAIN_DUPLICATE = "M"  # a key that main holds more than once (another writer inserted it)
+MAIN_NULL_KEY = "N"  # a row of main with a NULL in the key (an adopted or written-to main)
+BAD_KEYS = (DUPLICATE, MAIN_DUPLICATE, MAIN_NULL_KEY)
 EXAMPLES = 5
 
 
@@ -110,7 +113,13 @@ def diff_sql(
             f"SELECT CASE WHEN copies > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
             f"{ident(VNODE_COLUMN)}, {column_list(keys)}, copies FROM ({staged})"
         )
-    main = main_hashes_sql(tables, plan, vnodes, main_version, main_lacks)
+    main = (
+        f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
+        f"first(h) AS h, count(*) AS copies, TRUE AS present "
+        f"FROM ({main_hashes_sql(tables, plan, vnodes, main_version, main_lacks)}) "
+        f"{_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
+    )
+    null_key = " OR ".join(f"{qualified('m', k)} IS NULL" for k in keys)
     chosen_keys = ", ".join(
         f"CASE WHEN s.present THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
         for k in keys
@@ -118,15 +127,18 @@ def diff_sql(
     join = " AND ".join(f"{qualified('s', k)} = {qualified('m', k)}" for k in keys)
     return f"""
         SELECT CASE WHEN s.copies > 1 THEN '{DUPLICATE}'
+                    WHEN s.present IS NULL AND ({null_key}) THEN '{MAIN_NULL_KEY}'
+                    WHEN m.copies > 1 THEN '{MAIN_DUPLICATE}'
                     WHEN m.present IS NULL THEN 'I'
                     WHEN s.present IS NULL THEN 'D'
                     ELSE 'U' END AS {OP_COLUMN},
                coalesce(s.{ident(VNODE_COLUMN)}, m.{ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)},
-               {chosen_keys}, s.copies
+               {chosen_keys}, greatest(s.copies, m.copies) AS copies
         FROM ({staged}) s
-        FULL OUTER JOIN (SELECT * FROM ({main}) {_in_vnodes(vnode_range)}) m
+        FULL OUTER JOIN ({main}) m
         ON {join}
-        WHERE s.present IS NULL OR m.present IS NULL OR s.copies > 1 OR s.h <> m.h
+        WHERE s.present IS NULL OR m.present IS NULL OR s.copies > 1 OR m.copies > 1
+           OR s.h <> m.h
     """
 
 
@@ -168,6 +180,14 @@ class ChangeSet:
             self.spark.catalog.dropTempView(view)
 
 
+def rows_per_op_and_vnode(changes: Any) -> dict[str, dict[int, int]]:
+    """Rows of a diff or change set per op and vnode (one narrow aggregate)."""
+    per_vnode: dict[str, dict[int, int]] = {}
+    for row in changes.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect():
+        per_vnode.setdefault(row[OP_COLUMN], {})[int(row[VNODE_COLUMN])] = int(row["count"])
+    return per_vnode
+
+
 @contextlib.contextmanager
 def change_set(
     spark: Any,
@@ -184,24 +204,44 @@ def change_set(
     diff = spark.sql(diff_sql(tables, plan, vnodes, main_version, main_lacks=main_lacks))
     diff = diff.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        per_vnode: dict[str, dict[int, int]] = {}
-        for row in diff.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect():
-            per_vnode.setdefault(row[OP_COLUMN], {})[int(row[VNODE_COLUMN])] = int(row["count"])
-        if DUPLICATE in per_vnode:
-            reject_duplicates(diff, plan.keys, sum(per_vnode[DUPLICATE].values()))
+        per_vnode = rows_per_op_and_vnode(diff)
+        refuse_bad_keys(diff, tables, plan.keys, per_vnode)
         yield ChangeSet(spark, tables, plan, diff, ChangeCounts(per_vnode))
     finally:
         diff.unpersist()
 
 
-def reject_duplicates(diff: Any, keys: tuple[str, ...], count: int) -> None:
-    examples = diff.where(f"{OP_COLUMN} = '{DUPLICATE}'").limit(EXAMPLES).collect()
-    shown = "; ".join(
-        ", ".join(f"{k}={row[k]!r}" for k in keys) + f" ({row['copies']} rows)" for row in examples
-    )
-    raise SnapshotRejectedError(
-        f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown} "
-        f"({count} key(s) in all). "
-        f"unique_key must identify one row: fix the model (deduplicate) or the key. "
-        f"Main was not touched."
-    )
+def refuse_bad_keys(
+    diff: Any, tables: ModelTables, keys: tuple[str, ...], per_vnode: dict[str, dict[int, int]]
+) -> None:
+    """Refuse a diff (rows of :func:`diff_sql`) that found keys the merge cannot apply: a
+    key twice in the snapshot, twice in main, or NULL in main, named with examples."""
+    for op in BAD_KEYS:
+        if op not in per_vnode:
+            continue
+        count = sum(per_vnode[op].values())
+        examples = diff.where(f"{OP_COLUMN} = '{op}'").limit(EXAMPLES).collect()
+        shown = "; ".join(
+            ", ".join(f"{k}={row[k]!r}" for k in keys) + _copies(row.asDict()) for row in examples
+        )
+        if op == DUPLICATE:
+            raise SnapshotRejectedError(
+                f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown} "
+                f"({count} key(s) in all). unique_key must identify one row: fix the model "
+                f"(deduplicate) or the key. Main was not touched."
+            )
+        held = (
+            f"holds {count} unique_key {list(keys)} value(s) more than once, e.g. {shown}"
+            if op == MAIN_DUPLICATE
+            else f"holds {count} row(s) with a NULL in unique_key {list(keys)}"
+        )
+        raise RefreshError(
+            f"{tables.display} {held}: rows another writer put there, which a refresh "
+            f"cannot match to the snapshot. Delete them from {tables.display} (or rebuild it "
+            f"with `dbt run --full-refresh --select <model>`) and run again. This refresh "
+            f"applied none of them."
+        )
+
+
+def _copies(row: dict[str, Any]) -> str:
+    return f" ({row['copies']} rows)" if row.get("copies") else ""

@@ -18,11 +18,16 @@ scan all of main); the join carries the chunk's vnode predicate instead.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.diff import changed_rows_sql, diff_sql
+from dbt.adapters.spark_refreshable.engine.diff import (
+    changed_rows_sql,
+    diff_sql,
+    refuse_bad_keys,
+    rows_per_op_and_vnode,
+)
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError
 from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN, ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
@@ -177,16 +182,26 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
 
 
 def merge_chunk(
-    spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str, current: int | None
+    spark: Any,
+    cycle: Cycle,
+    chunk: Chunk,
+    view: str,
+    tag: str,
+    current: int | None,
+    ensure_held: Callable[[], None],
 ) -> ChunkResult:
     """Apply one chunk, its commit tagged ``tag``. ``current``: main's version the change
     set is exact for (None: it is not, diff the chunk again). A commit of another writer
-    around ours makes the chunk diff again against main as it is. Returns what the
-    committed changes did and the version the change set is exact for afterwards."""
+    around ours makes the chunk diff again against main as it is; ``ensure_held`` raises
+    before such a retry if this run lost its lease meanwhile (the caller checked it before
+    the first attempt). Returns what the committed changes did and the version the change
+    set is exact for afterwards."""
     from pyspark import StorageLevel
 
     applied: dict[str, dict[int, int]] = {}  # summed over the attempts that committed
     for attempt in range(1, MAX_ATTEMPTS + 1):
+        if attempt > 1:
+            ensure_held()
         version = main_version(spark, cycle.tables)
         if version != current:
             current = None
@@ -198,9 +213,10 @@ def merge_chunk(
         )
         changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            counts = changes.groupBy(OP_COLUMN, VNODE_COLUMN).count().collect()
+            counts = rows_per_op_and_vnode(changes)
             if not counts:
                 return ChunkResult(applied, version, attempt, current)
+            refuse_bad_keys(changes, cycle.tables, cycle.plan.keys, counts)
             changes.createOrReplaceTempView(view)
             try:
                 with tagged_commits(spark, tag):
@@ -214,10 +230,10 @@ def merge_chunk(
                 spark.catalog.dropTempView(view)
         finally:
             changes.unpersist()
-        for row in counts:
-            by_vnode = applied.setdefault(row[OP_COLUMN], {})
-            vnode = int(row[VNODE_COLUMN])
-            by_vnode[vnode] = by_vnode.get(vnode, 0) + int(row["count"])
+        for op, by_vnode in counts.items():
+            total = applied.setdefault(op, {})
+            for vnode, rows in by_vnode.items():
+                total[vnode] = total.get(vnode, 0) + rows
         committed = main_version(spark, cycle.tables)
         if committed == version + 1:
             return ChunkResult(applied, committed, attempt, committed if exact else None)

@@ -58,6 +58,10 @@ class ModelTables:
     def state(self) -> str:
         return self._name(self.identifier + STATE_SUFFIX)
 
+    def role_name(self, role: str) -> str:
+        """The quoted name of the table of ``role`` (a key of :meth:`identifiers`)."""
+        return self._name(self.identifiers()[role])
+
     @property
     def display(self) -> str:
         return f"{self.schema}.{self.identifier}"

@@ -8,6 +8,7 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS
+from dbt.adapters.spark_refreshable.engine.sql import literal
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, owner_is_alive
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 
@@ -33,10 +34,10 @@ def status(spark: Any, tables: ModelTables) -> str:
         )
     if state.phase == "FINISHING" and table_exists(spark, tables.progress):
         done = spark.sql(
-            f"SELECT count(DISTINCT chunk) FILTER (WHERE done) AS done, count(DISTINCT chunk) "
-            f"AS total FROM {tables.progress}"
-        ).collect()[0]
-        lines.append(f"  merge progress: {done['done']}/{done['total']} chunks done")
+            f"SELECT count(DISTINCT chunk) AS done FROM {tables.progress} "
+            f"WHERE refresh_id = {literal(state.refresh_id)}"
+        ).collect()[0]["done"]
+        lines.append(f"  merge progress: {done}/{state.chunks_total} chunks done")
     return "\n".join(lines)
 
 

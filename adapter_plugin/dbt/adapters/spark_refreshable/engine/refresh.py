@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -23,7 +24,9 @@ from dbt.adapters.spark_refreshable.engine import diff, load, progress
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
+    LeaseLostError,
     RefreshCancelledError,
+    RefreshError,
 )
 from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
 from dbt.adapters.spark_refreshable.engine.merge import (
@@ -46,15 +49,16 @@ from dbt.adapters.spark_refreshable.engine.state import (
     Lease,
     Owner,
     Phase,
-    owner_is_alive,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
+    claim_bookkeeping_tables,
     create_or_evolve_main,
     drop_all,
     ensure_state_table,
     table_exists,
     table_format,
+    table_id,
     table_version,
 )
 
@@ -69,6 +73,11 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
         "cycle_plan",
     )
 )
+
+
+def message_of(error: BaseException) -> str:
+    """An error's message without dbt's "Runtime Error" heading."""
+    return str(getattr(error, "msg", None) or error)
 
 
 def run_refresh(
@@ -105,6 +114,7 @@ class RefreshRun:
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
         with self.clock.measure("bookkeeping"):
+            claim_bookkeeping_tables(self.spark, self.tables)
             if full_refresh:
                 self._drop_for_full_refresh()
             ensure_state_table(self.spark, self.tables)
@@ -115,8 +125,10 @@ class RefreshRun:
         except InjectedFault:
             self.lease.forget()  # a simulated crash: leave the state as a crash would
             raise
-        except BaseException:
-            self._give_up()
+        except BaseException as error:
+            guidance = self._give_up(error)
+            if guidance:
+                raise RefreshError(f"{message_of(error)}\n{guidance}") from error
             raise
         self.lease.forget()
         return self._result()
@@ -126,10 +138,17 @@ class RefreshRun:
         if recovery is not Recovery.NONE:
             self.report.say(describe(recovery, found))
         if recovery is Recovery.RESUME_MERGE:
-            self.result["resumed"] = True
-            self._merge_and_clean_up()
-            return
-        if recovery is Recovery.FINISH_CLEANUP:
+            discard = self._reason_to_discard(self.lease.state)
+            if discard is None:
+                self.result["resumed"] = True
+                self._merge_and_clean_up()
+                return
+            self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
+            with self.clock.measure("bookkeeping"):
+                self._empty(self.tables.changes, self.tables.progress)
+                new_cycle = {"refresh_id": uuid.uuid4().hex, "started_at": time.time()}
+                self.lease.transition(Phase.REFRESHING, **{**CYCLE_FIELDS_CLEARED, **new_cycle})
+        elif recovery is Recovery.FINISH_CLEANUP:
             self._clean_up()
             with self.clock.measure("bookkeeping"):
                 self.lease.acquire()
@@ -141,26 +160,78 @@ class RefreshRun:
         self._merge_and_clean_up()
 
     def _drop_for_full_refresh(self) -> None:
+        """Drop every table under the lease (a live owner refuses it), so that no run can
+        start between the check and the drop. A state table that cannot be read (not one
+        row) holds no lease: it is what --full-refresh repairs."""
         if table_exists(self.spark, self.tables.state):
-            found = self.lease.read()
-            if owner_is_alive(found, self.lease.me, self.config.lock_timeout, time.time()):
-                raise self.lease.held_error(found)
+            try:
+                self.lease.read()
+            except LeaseLostError as unreadable:
+                self.report.say(f"--full-refresh: repairing the state table ({unreadable})")
+            else:
+                self.lease.acquire()
         self.report.say("--full-refresh: dropping main, staging, changes, progress and state")
         drop_all(self.spark, self.tables)
+        self.lease.forget()
 
-    def _give_up(self) -> None:
-        """After a failure: hand the lease back so the next run can go on at once."""
+    def _reason_to_discard(self, state: Any) -> str | None:
+        """Why the cycle in FINISHING cannot be resumed, if it cannot: its merge already
+        failed on resume, or main is not the table its change set was diffed against."""
+        stored = json.loads(state.cycle_plan)
+        if stored.get("failed_on_resume"):
+            return f"its merge failed on resume ({stored['failed_on_resume']})"
+        base_version = stored["base_version"]
+        if base_version is None:
+            return None  # main did not exist: the merge diffs again if someone created it
+        if not table_exists(self.spark, self.tables.main):
+            return "main was dropped after the cycle's diff"
+        if stored.get("main_id") not in (None, table_id(self.spark, self.tables.main)):
+            return "main was replaced by another table after the cycle's diff"
+        if main_version(self.spark, self.tables) < base_version:
+            return f"main's history is older than the cycle's base version {base_version}"
+        return None
+
+    def _give_up(self, error: BaseException) -> str | None:
+        """After a failure: hand the lease back so the next run can go on at once. Returns
+        what the next run will do about a failed merge, for the error message."""
+        guidance = None
         try:
             if self.lease.lost is not None:
-                return
-            if self.lease.state.current_phase is Phase.REFRESHING and self.lease.holds():
+                return None
+            state = self.lease.state
+            if state.current_phase is Phase.REFRESHING and self.lease.holds():
                 self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
+            elif state.current_phase is Phase.FINISHING and not isinstance(
+                error, (RefreshCancelledError, KeyboardInterrupt)
+            ):
+                guidance, changes = self._after_failed_merge(state, error)
+                self.lease.release(**changes)
             else:
                 self.lease.release()
         except Exception as exc:
             self.report.say(f"could not release the lock ({exc}); it expires after lock_timeout")
         finally:
             self.lease.forget()
+        return guidance
+
+    def _after_failed_merge(self, state: Any, error: BaseException) -> tuple[str, dict]:
+        """A merge failed: the next run resumes it once; if the resume fails too, the run
+        after it discards the cycle and loads a fresh snapshot."""
+        if not self.result["resumed"]:
+            return (
+                f"The merge of cycle {state.refresh_id} is checkpointed: the next `dbt run` "
+                f"resumes it. If it fails the same way there, the run after that discards the "
+                f"cycle and loads a fresh snapshot.",
+                {},
+            )
+        stored = json.loads(state.cycle_plan)
+        stored["failed_on_resume"] = message_of(error).split("\n", 1)[0][:300]
+        return (
+            f"The merge of cycle {state.refresh_id} failed again on resume. Fix the cause "
+            f"above (the model, or a constraint or rows of {self.tables.display}); the next "
+            f"`dbt run` discards this cycle and loads a fresh snapshot.",
+            {"cycle_plan": json.dumps(stored)},
+        )
 
     # -- Refreshing ------------------------------------------------------------------
     def _load(self, snapshot: Callable[[], Any]) -> None:
@@ -182,6 +253,7 @@ class RefreshRun:
             self.faults.reached("loading")
             staged = load.summarize_staging(spark, tables, plan.keys)
             base_version = main_version(spark, tables) if main_exists else None
+            main_id = table_id(spark, tables.main) if main_exists else None
             with diff.change_set(spark, tables, plan, config.vnodes, base_version) as found:
                 counts = found.counts
                 load.check_delete_guards(
@@ -197,6 +269,7 @@ class RefreshRun:
             cycle_plan = {
                 **plan.to_json(),
                 "base_version": base_version,
+                "main_id": main_id,
                 "staging_version": staging_version,
                 "chunks": [chunk.to_json() for chunk in chunks],
                 "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
@@ -249,6 +322,7 @@ class RefreshRun:
                     self.view,
                     chunk_tag(state.refresh_id, chunk.index),
                     current,
+                    self.lease.ensure_held,
                 )
             current = merged.current
             self.faults.reached("chunk_committed")

@@ -9,6 +9,7 @@ Phases and the only transitions allowed::
 
     IDLE --acquire--> REFRESHING --staging whole--> FINISHING --merged--> CLEANUP --> IDLE
                       REFRESHING --load failed / orphaned--> IDLE
+                      FINISHING --main replaced, or merge failed on resume--> REFRESHING
 
 The owner of a non-IDLE state holds a lease renewed by heartbeats. It counts as gone when
 it released the lease, when its heartbeat is older than ``lock_timeout``, or at once when
@@ -41,7 +42,7 @@ class Phase(str, Enum):
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.IDLE: frozenset({Phase.REFRESHING}),
     Phase.REFRESHING: frozenset({Phase.FINISHING, Phase.IDLE}),
-    Phase.FINISHING: frozenset({Phase.CLEANUP}),
+    Phase.FINISHING: frozenset({Phase.CLEANUP, Phase.REFRESHING}),
     Phase.CLEANUP: frozenset({Phase.IDLE}),
 }
 
@@ -109,6 +110,7 @@ class State:
     last_rows: int | None = None
     last_checksum: str | None = None
     last_columns: str | None = None
+    lease_timeout: float | None = None  # the owner's lock_timeout (None: rows of 0.1.0)
 
     @property
     def current_phase(self) -> Phase:
@@ -143,6 +145,7 @@ STATE_COLUMNS: dict[str, str] = {
     "last_rows": "BIGINT",
     "last_checksum": "STRING",
     "last_columns": "STRING",
+    "lease_timeout": "DOUBLE",
 }
 assert list(STATE_COLUMNS) == [f.name for f in fields(State)]
 
@@ -151,7 +154,15 @@ RELEASED_OWNER = dict.fromkeys(
 )
 
 
+def clock_margin(timeout: float) -> float:
+    """Slack for comparing a heartbeat written by another machine's clock with ours."""
+    return min(max(2.0, 0.1 * timeout), 60.0)
+
+
 def owner_is_alive(state: State, me: Owner, lock_timeout: float, now: float) -> bool:
+    """Whether the owner of ``state`` may still be working. Its own lease duration (stored
+    when it claimed) decides, not the reader's ``lock_timeout`` (used for rows that store
+    none), plus a margin for clock skew between machines."""
     if state.owner_id is None:
         return False
     if (
@@ -167,7 +178,10 @@ def owner_is_alive(state: State, me: Owner, lock_timeout: float, now: float) -> 
         started = _process_start(state.owner_pid)
         if started is not None and started != state.owner_pid_started:
             return False
-    return state.heartbeat_at is not None and now - state.heartbeat_at < lock_timeout
+    timeout = state.lease_timeout or lock_timeout
+    return state.heartbeat_at is not None and now - state.heartbeat_at < (
+        timeout + clock_margin(timeout)
+    )
 
 
 def is_commit_conflict(exc: BaseException) -> bool:
@@ -245,6 +259,7 @@ class Lease:
             "owner_pid_started": self.me.pid_started,
             "owner_invocation": self.me.invocation,
             "heartbeat_at": now,
+            "lease_timeout": float(self.lock_timeout),
             **changes,
         }
 
@@ -269,7 +284,12 @@ class Lease:
             # reads the state right after our commit must find us alive, not gone
             with _ACTIVE_LOCK:
                 _ACTIVE_OWNERS.add(self.me.owner_id)
-            if self._compare_and_set(changes, require_owner=False):
+            try:
+                won = self._compare_and_set(changes, require_owner=False)
+            except BaseException:
+                self.forget()  # not ours after all: never count as a live owner
+                raise
+            if won:
                 return found
             self.forget()
         raise self.held_error(self.read())

@@ -13,8 +13,13 @@ from typing import Any
 
 from pyspark.sql.types import StructField, StructType
 
-from dbt.adapters.spark_refreshable.engine.errors import SchemaChangeError
-from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
+from dbt.adapters.spark_refreshable.engine.naming import (
+    HASH_COLUMN,
+    OP_COLUMN,
+    VNODE_COLUMN,
+    ModelTables,
+)
 from dbt.adapters.spark_refreshable.engine.sql import (
     column_list,
     ident,
@@ -31,7 +36,17 @@ MAIN_PROPERTIES = {
     "delta.minReaderVersion": "3",
     "delta.minWriterVersion": "7",
 }
-BOOKKEEPING_PROPERTIES = {"delta.enableDeletionVectors": "false"}
+# every bookkeeping table carries MARKER: a table of the user's that happens to have a
+# bookkeeping table's name is never dropped or overwritten
+MARKER = "dbt_refreshable.bookkeeping"
+BOOKKEEPING_PROPERTIES = {"delta.enableDeletionVectors": "false", MARKER: "true"}
+# columns by which tables of 0.1.0 (which set no marker) are recognized
+LEGACY_COLUMNS = {
+    "staging": {VNODE_COLUMN, HASH_COLUMN},
+    "changes": {VNODE_COLUMN, OP_COLUMN},
+    "progress": {"refresh_id", "vnode", "chunk", "staged_rows"},
+    "state": {"phase", "lease_version", "owner_id"},
+}
 # staging and changes hold the snapshot's columns: every name main accepts
 SCRATCH_PROPERTIES = {**BOOKKEEPING_PROPERTIES, "delta.columnMapping.mode": "name"}
 
@@ -49,6 +64,11 @@ def table_version(spark: Any, name: str) -> int:
     return int(spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"])
 
 
+def table_id(spark: Any, name: str) -> str:
+    """A Delta table's id: it changes when the table is dropped and created again."""
+    return str(spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["id"])
+
+
 def table_format(spark: Any, name: str) -> str:
     """'delta', another provider, or 'view'."""
     rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
@@ -58,10 +78,36 @@ def table_format(spark: Any, name: str) -> str:
     return (info.get("Provider") or "").lower()
 
 
+def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> None:
+    """Refuse to go on if a table with a bookkeeping table's name is not the engine's.
+    Tables of 0.1.0, recognized by their columns, get the marker now."""
+    for role, identifier in tables.identifiers().items():
+        if role == "main":
+            continue
+        name = tables.role_name(role)
+        if not table_exists(spark, name):
+            continue
+        properties = {
+            r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
+        }
+        if properties.get(MARKER) == "true":
+            continue
+        columns = {c.lower() for c in spark.table(name).columns}
+        if not LEGACY_COLUMNS[role] <= columns:
+            raise ConfigError(
+                f"{tables.schema}.{identifier} exists and is not a bookkeeping table of "
+                f"dbt-refreshable (no table property {MARKER}), but the {role} table of "
+                f"{tables.display} must have that name. Nothing was changed. Rename or move "
+                f"your table, or give the model another alias."
+            )
+        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties_sql({MARKER: 'true'})})")
+
+
 def ensure_state_table(spark: Any, tables: ModelTables) -> None:
     """Create the state table with its one IDLE row, atomically (CTAS): of two runs that
     race to create it, one creates it and the other finds it."""
     if table_exists(spark, tables.state):
+        _add_missing_state_columns(spark, tables)
         return
     initial = State()
     select = ", ".join(
@@ -77,6 +123,26 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
         if not table_exists(spark, tables.state):
             raise
         del exc  # another run created it first
+
+
+def _add_missing_state_columns(spark: Any, tables: ModelTables) -> None:
+    """Bring a state table of an earlier version up to STATE_COLUMNS (new columns only)."""
+    present = {name.lower() for name in spark.table(tables.state).columns}
+    missing = [(n, t) for n, t in STATE_COLUMNS.items() if n not in present]
+    if not missing:
+        return
+    try:
+        spark.sql(
+            f"ALTER TABLE {tables.state} ADD COLUMNS ("
+            + ", ".join(f"{ident(n)} {t}" for n, t in missing)
+            + ")"
+        )
+    except Exception:
+        spark.sql(f"REFRESH TABLE {tables.state}")
+        present = {name.lower() for name in spark.table(tables.state).columns}
+        if any(n not in present for n, _ in missing):
+            raise
+        # another run added them first
 
 
 def replace_scratch_table(frame: Any, name: str) -> None:

@@ -1,0 +1,175 @@
+"""Issue 10 items 4 (the owner's lease duration), 5-9, 12 and 13: states a run could not
+get out of, repairs that did not repair, tables it must not touch. Each test drives the
+engine on the shared session into the state, then checks the way out works and main ends
+equal to the snapshot."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine import operations
+from dbt.adapters.spark_refreshable.engine.errors import (
+    InjectedFault,
+    LeaseLostError,
+    LockHeldError,
+    RefreshError,
+)
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from dbt.adapters.spark_refreshable.engine.state import _ACTIVE_OWNERS, Lease, Owner
+from tests.functional.refreshable.engine_harness import EngineModel
+
+DAY1 = [(i, f"one {i}") for i in range(40)]
+DAY2 = [(i, f"two {i}" if i % 2 else f"one {i}") for i in range(10, 60)]
+
+
+@pytest.fixture
+def model(spark):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10)
+    model.refresh(DAY1)
+    return model
+
+
+def crash(model: EngineModel, monkeypatch, point: str, rows) -> None:
+    monkeypatch.setenv(FAULT_ENV, f"{point}:raise")
+    with pytest.raises(InjectedFault):
+        model.refresh(rows)
+    monkeypatch.delenv(FAULT_ENV)
+
+
+@pytest.mark.parametrize("how", ["dropped", "replaced"])
+def test_item5_main_dropped_or_replaced_while_finishing(model, spark, monkeypatch, how):
+    crash(model, monkeypatch, "chunk_done@1", DAY2)
+    assert model.state().phase == "FINISHING"
+    spark.sql(f"DROP TABLE {model.tables.main}")
+    if how == "replaced":
+        spark.sql(
+            f"CREATE TABLE {model.tables.main} USING delta AS "
+            f"SELECT CAST(id AS INT) AS id, concat('other ', id) AS value FROM range(5, 25)"
+        )
+    result = model.refresh(DAY2)
+    assert result["resumed"] is False, "a fresh load, not a resume over another table"
+    assert model.main() == sorted(DAY2)
+    assert model.state().phase == "IDLE"
+
+
+def test_item6_a_merge_error_that_repeats_discards_the_cycle_after_a_failed_resume(model, spark):
+    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT short CHECK (value NOT LIKE 'two%')")
+    with pytest.raises(RefreshError, match="the next `dbt run` resumes it"):
+        model.refresh(DAY2)
+    assert model.state().phase == "FINISHING"
+    with pytest.raises(RefreshError, match="discards this cycle and loads a fresh snapshot"):
+        model.refresh(DAY2)
+    spark.sql(f"ALTER TABLE {model.tables.main} DROP CONSTRAINT short")
+    day3 = [(i, f"three {i}") for i in range(0, 30)]
+    result = model.refresh(day3)
+    assert result["resumed"] is False, "the failed cycle was discarded, day 3 loaded"
+    assert model.main() == sorted(day3)
+
+
+@pytest.mark.parametrize("bad", ["duplicate", "null"])
+def test_item6_duplicate_or_null_keys_in_main_are_named(model, spark, bad):
+    if bad == "duplicate":
+        spark.sql(f"INSERT INTO {model.tables.main} VALUES (12, 'sneaked in')")
+        match = r"holds 1 unique_key \['id'\] value\(s\) more than once, e\.g\. id=12"
+    else:
+        spark.sql(f"INSERT INTO {model.tables.main} VALUES (NULL, 'no key')")
+        match = r"holds 1 row\(s\) with a NULL in unique_key \['id'\]"
+    with pytest.raises(RefreshError, match=match):
+        model.refresh(DAY2)
+    spark.sql(
+        f"DELETE FROM {model.tables.main} WHERE id IS NULL OR (id = 12 AND value = 'sneaked in')"
+    )
+    model.refresh(DAY2)
+    assert model.main() == sorted(DAY2)
+
+
+def status(model: EngineModel) -> str:
+    return operations.status(model.spark, model.tables)
+
+
+def test_item7_status_in_every_phase(spark, monkeypatch):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10)
+    assert "not built yet" in status(model)
+    model.refresh(DAY1)
+    assert f"{model.tables.display}: IDLE" in status(model)
+    crash(model, monkeypatch, "loading", DAY2)
+    assert ": REFRESHING" in status(model)
+    crash(model, monkeypatch, "chunk_done@2", DAY2)
+    text = status(model)
+    assert ": FINISHING" in text
+    assert f"merge progress: 2/{model.state().chunks_total} chunks done" in text
+    crash(model, monkeypatch, "cleanup", DAY2)
+    assert ": CLEANUP" in status(model)
+    model.refresh(DAY2)
+    assert ": IDLE" in status(model)
+
+
+def test_item8_full_refresh_repairs_a_state_table_with_two_rows(model, spark):
+    spark.sql(f"INSERT INTO {model.tables.state} SELECT * FROM {model.tables.state}")
+    with pytest.raises(LeaseLostError, match="holds 2"):
+        model.refresh(DAY2)
+    model.refresh(DAY2, full_refresh=True)
+    assert model.main() == sorted(DAY2)
+    assert model.state().phase == "IDLE"
+
+
+def test_item9_a_failed_lock_claim_leaves_no_live_owner_behind(model, monkeypatch):
+    lease = Lease(model.spark, model.tables.state, Owner.this_process("pytest"), 300)
+
+    def failing(changes, require_owner):
+        raise RuntimeError("the metastore went away")
+
+    monkeypatch.setattr(lease, "_compare_and_set", failing)
+    with pytest.raises(RuntimeError):
+        lease.acquire()
+    assert lease.me.owner_id not in _ACTIVE_OWNERS
+    model.refresh(DAY2)  # the same process refreshes the model afterwards
+    assert model.main() == sorted(DAY2)
+
+
+def test_item12_full_refresh_takes_the_lease_before_dropping(model):
+    holder = Lease(model.spark, model.tables.state, Owner.this_process("holder"), 300)
+    holder.acquire()
+    try:
+        with pytest.raises(LockHeldError):
+            model.refresh(DAY2, full_refresh=True)
+        assert model.main() == sorted(DAY1), "nothing dropped"
+    finally:
+        holder.release()
+    model.refresh(DAY2, full_refresh=True)
+    assert model.main() == sorted(DAY2)
+
+
+def test_item13_a_user_table_named_like_a_bookkeeping_table_is_never_touched(spark):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    staging = model.tables.staging
+    spark.sql(f"CREATE TABLE {staging} (note STRING) USING delta")
+    spark.sql(f"INSERT INTO {staging} VALUES ('mine')")
+    for full_refresh in (False, True):
+        with pytest.raises(RefreshError, match="is not a bookkeeping table of dbt-refreshable"):
+            model.refresh(DAY1, full_refresh=full_refresh)
+        assert [tuple(r) for r in spark.table(staging).collect()] == [("mine",)]
+
+
+def test_item13_tables_of_0_1_0_without_the_marker_are_recognized(model, spark):
+    for name in (model.tables.staging, model.tables.progress, model.tables.state):
+        spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES ('dbt_refreshable.bookkeeping')")
+    model.refresh(DAY2)
+    assert model.main() == sorted(DAY2)
+
+
+def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spark, monkeypatch):
+    """The state row stores the owner's lock_timeout; older state tables get the column."""
+    old_columns = ", ".join(
+        c for c in spark.table(model.tables.state).columns if c != "lease_timeout"
+    )
+    spark.sql(
+        f"CREATE OR REPLACE TABLE {model.tables.state} USING delta "
+        f"TBLPROPERTIES ('dbt_refreshable.bookkeeping' = 'true') "
+        f"AS SELECT {old_columns} FROM {model.tables.state}"
+    )
+    assert "lease_timeout" not in spark.table(model.tables.state).columns
+    crash(model, monkeypatch, "chunk_done@1", DAY2)
+    assert model.state().lease_timeout == 300.0  # the harness's default lock_timeout
+    model.refresh(DAY2)
+    assert model.main() == sorted(DAY2)
