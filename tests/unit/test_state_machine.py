@@ -15,8 +15,9 @@ from dbt.adapters.spark_refreshable.engine.state import (
 def test_the_cycle_is_the_only_way_round():
     assert TRANSITIONS[Phase.IDLE] == {Phase.REFRESHING}
     assert TRANSITIONS[Phase.REFRESHING] == {Phase.FINISHING, Phase.IDLE}
-    assert TRANSITIONS[Phase.FINISHING] == {Phase.CLEANUP, Phase.REFRESHING}  # discard
-    assert TRANSITIONS[Phase.CLEANUP] == {Phase.IDLE}
+    assert TRANSITIONS[Phase.FINISHING] == {Phase.IDLE, Phase.REFRESHING}  # done, discard
+    assert TRANSITIONS[Phase.CLEANUP] == {Phase.IDLE}  # a state left by 0.1.0
+    assert not any(Phase.CLEANUP in targets for targets in TRANSITIONS.values())
 
 
 def held_by(owner: Owner, heartbeat_age: float, **changes) -> State:

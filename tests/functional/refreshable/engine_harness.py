@@ -48,9 +48,12 @@ class EngineModel:
         )
 
     def version(self) -> int:
-        return self.spark.sql(f"DESCRIBE HISTORY {self.tables.main} LIMIT 1").collect()[0][
-            "version"
-        ]
+        return self.table_version("main")
+
+    def table_version(self, role: str) -> int:
+        """The latest version of one of the model's tables ('state', 'progress', ...)."""
+        name = getattr(self.tables, role)
+        return self.spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"]
 
     def history(self) -> list[Any]:
         return self.spark.sql(f"DESCRIBE HISTORY {self.tables.main}").orderBy("version").collect()

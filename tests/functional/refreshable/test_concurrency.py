@@ -11,7 +11,7 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine import progress
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, clock_margin
 from tests.functional.refreshable.engine_harness import EngineModel
 
 ROWS = [(i, f"v{i}") for i in range(60)]
@@ -73,7 +73,8 @@ def test_a_live_remote_owner_is_refused_a_stale_one_taken_over(model):
         model.refresh(ROWS)
     assert model.state().owner_host == "other-host", "refusing changes nothing"
     hold_stale = model.state()
-    model.spark.sql(f"UPDATE {model.tables.state} SET heartbeat_at = {time.time() - 31}")
+    stale = time.time() - 30 - clock_margin(30) - 1  # past the owner's lease and the margin
+    model.spark.sql(f"UPDATE {model.tables.state} SET heartbeat_at = {stale}")
     new_rows = [(i, "after takeover") for i in range(10)]
     model.refresh(new_rows, allow_empty_snapshot=True)
     assert model.main() == sorted(new_rows)

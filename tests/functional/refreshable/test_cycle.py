@@ -64,6 +64,18 @@ def test_a_refresh_writes_only_the_difference(model):
     assert metrics["numTargetRowsCopied"] == "0", "unchanged rows are not rewritten"
 
 
+def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
+    model.refresh(FIRST)
+    model.refresh(FIRST[1:])  # the first cycle with main to diff against writes changes
+    versions = {t: model.table_version(t) for t in ("state", "changes", "progress")}
+    result = model.refresh([(i, "x", Decimal("1.00"), None) for i in range(2, 9)])
+    assert model.table_version("state") - versions["state"] == 3, "acquire, FINISHING, IDLE"
+    assert model.table_version("changes") - versions["changes"] == 1, "overwritten once"
+    assert model.table_version("progress") - versions["progress"] == 1, "one checkpoint"
+    cycles = spark.sql(f"SELECT DISTINCT refresh_id FROM {model.tables.progress}").collect()
+    assert [r[0] for r in cycles] == [result["refresh_id"]], "the previous cycle's rows replaced"
+
+
 def test_an_unchanged_snapshot_commits_nothing_to_main(model):
     model.refresh(FIRST)
     before = model.version()

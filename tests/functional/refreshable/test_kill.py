@@ -26,7 +26,7 @@ from tests.support.profiles import subprocess_env
 
 pytestmark = pytest.mark.subprocess
 
-MODELS = ["killed_loading", "killed_mid_merge", "killed_cleanup", "killed_from_outside"]
+MODELS = ["killed_loading", "killed_mid_merge", "killed_merged", "killed_from_outside"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
     for model, fault in [
         ("killed_loading", "loading:kill"),
         ("killed_mid_merge", "chunk_committed@2:kill"),
-        ("killed_cleanup", "cleanup:kill"),
+        ("killed_merged", "merged:kill"),
     ]:
         crashed = dbt(dbt_project, "run", "--select", model, "--vars", "day: 2", fault=fault)
         assert crashed.returncode == -signal.SIGKILL, (model, crashed.stdout[-3000:])
@@ -72,12 +72,13 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
 
     # One `dbt build`: each model recovers and refreshes, then `matches_expected` (which
     # reads them all) and each model's refreshable_matches_snapshot check the tables.
-    # A partial load is discarded and the cleanup finished, then a new cycle loads day 3.
-    # A killed merge is resumed and completes day 2, without running the model again.
+    # A partial load is discarded, then a new cycle loads day 3. A killed merge is resumed
+    # and completes day 2 without running the model again (after the last chunk: with no
+    # chunk left to merge).
     expect = {
         "killed_loading": 3,
         "killed_mid_merge": 2,
-        "killed_cleanup": 3,
+        "killed_merged": 2,
         "killed_from_outside": 2,
     }
     recovered = dbt(dbt_project, "build", "--vars", f"{{day: 3, expect: {expect}}}")
@@ -85,7 +86,6 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
     log = recovered.stdout
     assert "discarding its staging and starting a new cycle" in log  # killed_loading
     assert "resuming the merge of cycle" in log  # killed_mid_merge, killed_from_outside
-    assert "finishing the cleanup of cycle" in log  # killed_cleanup
     assert "chunk 1 was committed to main before the crash" in log  # killed_mid_merge
 
     results = json.loads((dbt_project[0] / "target" / "run_results.json").read_text())

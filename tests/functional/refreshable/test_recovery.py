@@ -100,10 +100,21 @@ def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatc
     assert (result["rows_inserted"], result["rows_deleted"]) == (30, 20), "counts reconciled"
 
 
-def test_crash_during_cleanup_is_finished_before_a_new_cycle(model, monkeypatch):
-    crash(model, monkeypatch, "cleanup", NEW)
-    assert model.state().phase == "CLEANUP"
+def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model, monkeypatch):
+    crash(model, monkeypatch, "merged", NEW)
+    assert model.state().phase == "FINISHING"
     assert model.main() == sorted(NEW), "the merge was complete"
+    version = model.version()
+    snapshot = RecordingSnapshot(model, NEWER)
+    result = model.refresh(snapshot)
+    assert snapshot.calls == 0 and result["resumed"] and result["chunks_done"] == 0
+    assert model.version() == version and model.state().phase == "IDLE"
+    assert model.state().last_rows == len(NEW)
+
+
+def test_a_cleanup_left_by_0_1_0_is_finished_before_a_new_cycle(model, spark, monkeypatch):
+    crash(model, monkeypatch, "merged", NEW)
+    spark.sql(f"UPDATE {model.tables.state} SET phase = 'CLEANUP'")
     snapshot = RecordingSnapshot(model, NEWER)
     result = model.refresh(snapshot)
     assert snapshot.calls == 1, "after finishing the cleanup, a new cycle runs"

@@ -98,8 +98,9 @@ def test_item7_status_in_every_phase(spark, monkeypatch):
     text = status(model)
     assert ": FINISHING" in text
     assert f"merge progress: 2/{model.state().chunks_total} chunks done" in text
-    crash(model, monkeypatch, "cleanup", DAY2)
-    assert ": CLEANUP" in status(model)
+    crash(model, monkeypatch, "merged", DAY2)
+    chunks = model.state().chunks_total
+    assert ": FINISHING" in status(model) and f"{chunks}/{chunks} chunks done" in status(model)
     model.refresh(DAY2)
     assert ": IDLE" in status(model)
 

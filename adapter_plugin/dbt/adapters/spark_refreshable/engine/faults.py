@@ -20,7 +20,7 @@ POINTS = (
     "finishing",  # just moved to FINISHING, before the first chunk
     "chunk_committed",  # a chunk's main commit is done, its progress write is not
     "chunk_done",  # a chunk's progress is written (mid-merge)
-    "cleanup",  # staging emptied, state not yet IDLE
+    "merged",  # every chunk merged and checkpointed, state not yet IDLE
 )
 
 

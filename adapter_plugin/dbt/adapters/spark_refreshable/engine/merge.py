@@ -115,12 +115,24 @@ class MainHistory:
 class Cycle:
     """What every chunk of one cycle merges with: the tables, the schema plan (columns and
     keys) and vnodes; ``inserts_only``: main did not exist at the diff, staging itself is
-    the change set."""
+    the change set; ``changes``: the change set's rows per op and vnode, as the diff counted
+    them (None for a cycle planned by a version that did not store them)."""
 
     tables: ModelTables
     plan: SchemaPlan
     vnodes: int
     inserts_only: bool = False
+    changes: dict[str, dict[int, int]] | None = None
+
+    def changes_in(self, chunk: Chunk) -> dict[str, dict[int, int]] | None:
+        """The change set's rows per op and vnode within ``chunk``, if the cycle knows them."""
+        if self.changes is None:
+            return None
+        found = {
+            op: {v: n for v, n in by_vnode.items() if chunk.first_vnode <= v <= chunk.last_vnode}
+            for op, by_vnode in self.changes.items()
+        }
+        return {op: by_vnode for op, by_vnode in found.items() if by_vnode}
 
 
 @dataclass
@@ -191,45 +203,31 @@ def merge_chunk(
     ensure_held: Callable[[], None],
 ) -> ChunkResult:
     """Apply one chunk, its commit tagged ``tag``. ``current``: main's version the change
-    set is exact for (None: it is not, diff the chunk again). A commit of another writer
-    around ours makes the chunk diff again against main as it is; ``ensure_held`` raises
-    before such a retry if this run lost its lease meanwhile (the caller checked it before
-    the first attempt). Returns what the committed changes did and the version the change
-    set is exact for afterwards."""
-    from pyspark import StorageLevel
-
+    set is exact for, as just read (None: it is not, diff the chunk again). A commit of
+    another writer around ours makes the chunk diff again against main as it is;
+    ``ensure_held`` raises before such a retry if this run lost its lease meanwhile (the
+    caller checked it before the first attempt). Returns what the committed changes did and
+    the version the change set is exact for afterwards."""
     applied: dict[str, dict[int, int]] = {}  # summed over the attempts that committed
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if attempt > 1:
             ensure_held()
-        version = main_version(spark, cycle.tables)
-        if version != current:
-            current = None
+        # ``current`` is trusted as main's version: a commit of another writer since shows
+        # as ours not being the next version, below, and the chunk is diffed again
+        version = current if current is not None else main_version(spark, cycle.tables)
         exact = current is not None
         if exact and chunk.rows == 0:
             return ChunkResult(applied, version, attempt, current)
-        changes = spark.sql(
-            change_slice_sql(cycle, chunk) if exact else rediff_sql(cycle, chunk, version)
-        )
-        changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            counts = rows_per_op_and_vnode(changes)
-            if not counts:
+        known = cycle.changes_in(chunk) if exact else None
+        if known is not None:  # the change set's slice, as the cycle's diff counted it
+            counts, conflict = known, _merge(spark, cycle, chunk, view, tag, None)
+        else:
+            counts, conflict = _diff_and_merge(spark, cycle, chunk, view, tag, version, exact)
+            if counts is None:
                 return ChunkResult(applied, version, attempt, current)
-            refuse_bad_keys(changes, cycle.tables, cycle.plan.keys, counts)
-            changes.createOrReplaceTempView(view)
-            try:
-                with tagged_commits(spark, tag):
-                    spark.sql(merge_sql(cycle, chunk, view))
-            except Exception as exc:
-                if is_commit_conflict(exc):
-                    current = None
-                    continue
-                raise
-            finally:
-                spark.catalog.dropTempView(view)
-        finally:
-            changes.unpersist()
+        if conflict:
+            current = None
+            continue
         for op, by_vnode in counts.items():
             total = applied.setdefault(op, {})
             for vnode, rows in by_vnode.items():
@@ -243,3 +241,42 @@ def merge_chunk(
         f"(vnodes {chunk.first_vnode}-{chunk.last_vnode}) through {MAX_ATTEMPTS} attempts. "
         f"Another job writes to it continually; pause it and run again (the refresh resumes)."
     )
+
+
+def _diff_and_merge(
+    spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str, version: int, exact: bool
+) -> tuple[dict[str, dict[int, int]] | None, bool]:
+    """Count the chunk's changes (its slice of the change set, or diffed again against main
+    as of ``version``), refuse bad keys, merge them. (counts, whether the commit conflicted);
+    counts None: nothing to merge."""
+    from pyspark import StorageLevel
+
+    changes = spark.sql(
+        change_slice_sql(cycle, chunk) if exact else rediff_sql(cycle, chunk, version)
+    )
+    changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = rows_per_op_and_vnode(changes)
+        if not counts:
+            return None, False
+        refuse_bad_keys(changes, cycle.tables, cycle.plan.keys, counts)
+        return counts, _merge(spark, cycle, chunk, view, tag, changes)
+    finally:
+        changes.unpersist()
+
+
+def _merge(spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str, changes: Any) -> bool:
+    """One tagged MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the change
+    set, read by the MERGE itself). Whether it lost a commit conflict."""
+    source = spark.sql(change_slice_sql(cycle, chunk)) if changes is None else changes
+    source.createOrReplaceTempView(view)
+    try:
+        with tagged_commits(spark, tag):
+            spark.sql(merge_sql(cycle, chunk, view))
+    except Exception as exc:
+        if is_commit_conflict(exc):
+            return True
+        raise
+    finally:
+        spark.catalog.dropTempView(view)
+    return False

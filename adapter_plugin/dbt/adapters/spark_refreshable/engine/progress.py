@@ -6,8 +6,9 @@ travels in the state row's move to FINISHING, in the same commit. Each merged ch
 then checkpointed by appending one row per vnode of the chunk to the progress table
 (cycle, vnode, chunk, staged rows, what its merge inserted, updated and deleted, main's
 version after): a blind append, the cheapest Delta commit. A vnode is the unit of
-atomicity: it is merged entirely within one chunk commit or not at all. Cleanup empties
-the table.
+atomicity: it is merged entirely within one chunk commit or not at all. A cycle's first
+checkpoint replaces the rows of the cycles before it (one commit either way), so the table
+is never emptied on the way to IDLE.
 """
 
 from __future__ import annotations
@@ -86,8 +87,10 @@ def record_chunk(
     vnode_rows: dict[int, int],
     per_vnode: dict[str, dict[int, int]],
     main_version: int,
+    first_of_cycle: bool,
 ) -> None:
-    """Checkpoint a merged chunk: one row per vnode, one append."""
+    """Checkpoint a merged chunk: one row per vnode, one commit (an append, or for the
+    cycle's first checkpoint an overwrite of the previous cycles' rows)."""
     now = literal(time.time())
     rows = ", ".join(
         f"({literal(refresh_id)}, {vnode}, {chunk.index}, {vnode_rows.get(vnode, 0)}, "
@@ -95,7 +98,8 @@ def record_chunk(
         f"{per_vnode.get('D', {}).get(vnode, 0)}, {int(main_version)}, {now})"
         for vnode in range(chunk.first_vnode, chunk.last_vnode + 1)
     )
-    spark.sql(f"INSERT INTO {tables.progress} VALUES {rows}")
+    verb = "INSERT OVERWRITE" if first_of_cycle else "INSERT INTO"
+    spark.sql(f"{verb} {tables.progress} VALUES {rows}")
 
 
 def read_checkpoint(spark: Any, tables: ModelTables, refresh_id: str) -> Checkpoint:

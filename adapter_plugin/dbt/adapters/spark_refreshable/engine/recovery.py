@@ -7,9 +7,9 @@ IDLE               nothing: a new cycle starts (the lease moved it to REFRESHING
 REFRESHING         the load of a gone owner may be partial: never merge it. Empty
                    staging, reset progress, restart the cycle with a new refresh id.
 FINISHING          staging is whole: resume the merge from progress, skipping done
-                   chunks, then clean up. The model is not run again for that cycle.
-CLEANUP            finish the cleanup, then start a new cycle: a new cycle never
-                   overlaps the cleanup of the previous one.
+                   chunks, then IDLE. The model is not run again for that cycle.
+CLEANUP            (left by 0.1.0, whose cleanup emptied tables) finish
+                   it, then start a new cycle: a new cycle never overlaps it.
 =================  =================================================================
 """
 

@@ -2,7 +2,10 @@
 
     acquire lease -> recover (see ``recovery``) -> load -> validate and diff -> FINISHING
       -> merge chunk by chunk (checkpoint, heartbeat, cancellation between chunks)
-      -> CLEANUP -> IDLE
+      -> IDLE, the snapshot's summary stored in the same commit
+
+Nothing is emptied on the way to IDLE: the next cycle overwrites the change set, and its
+first checkpoint replaces the progress rows of the cycles before it.
 
 On a failure the run gives its lease up so that the next run can go on at once: a failed
 load goes back to IDLE (staging is rewritten next time); a failed or cancelled merge stays
@@ -30,6 +33,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 )
 from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
 from dbt.adapters.spark_refreshable.engine.merge import (
+    ChunkResult,
     Cycle,
     MainHistory,
     chunk_tag,
@@ -110,6 +114,7 @@ class RefreshRun:
         self.report = ProgressReporter(tables.display)
         self.view = f"refreshable_changes_{owner.owner_id}"
         self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
+        self._checkpoints_written = False  # has the cycle any progress row yet
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
@@ -149,8 +154,8 @@ class RefreshRun:
                 new_cycle = {"refresh_id": uuid.uuid4().hex, "started_at": time.time()}
                 self.lease.transition(Phase.REFRESHING, **{**CYCLE_FIELDS_CLEARED, **new_cycle})
         elif recovery is Recovery.FINISH_CLEANUP:
-            self._clean_up()
             with self.clock.measure("bookkeeping"):
+                self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
                 self.lease.acquire()
         elif recovery is Recovery.DISCARD_PARTIAL_LOAD:
             with self.clock.measure("bookkeeping"):
@@ -272,6 +277,7 @@ class RefreshRun:
                 "main_id": main_id,
                 "staging_version": staging_version,
                 "chunks": [chunk.to_json() for chunk in chunks],
+                "changes": counts.per_vnode,
                 "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
             }
             self.lease.transition(
@@ -294,15 +300,25 @@ class RefreshRun:
         stored = json.loads(state.cycle_plan)
         plan = self._stored_schema_plan(stored)
         base_version = stored["base_version"]
-        cycle = Cycle(self.tables, plan, state.vnodes, base_version is None)
+        changes = stored.get("changes")  # JSON: vnodes as strings
+        cycle = Cycle(
+            self.tables,
+            plan,
+            state.vnodes,
+            base_version is None,
+            None
+            if changes is None
+            else {op: {int(v): n for v, n in by.items()} for op, by in changes.items()},
+        )
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
         with self.clock.measure("merge"), tagged_commits(self.spark, schema_tag(state.refresh_id)):
             create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
         with self.clock.measure("bookkeeping"):
-            done = progress.read_checkpoint(self.spark, self.tables, state.refresh_id)
             history = MainHistory.since(self.spark, self.tables, base_version)
+            done = progress.Checkpoint(frozenset())  # a cycle loaded by this run
             if self.result["resumed"]:
+                done = progress.read_checkpoint(self.spark, self.tables, state.refresh_id)
                 done = self._reconcile_with_main(state, chunks, done, vnode_rows, history)
         # the change set is exact while main holds no commit but this cycle's
         current = history.latest if history.only_cycle(state.refresh_id) else None
@@ -313,7 +329,8 @@ class RefreshRun:
         self.report.merge_started(len(chunks), len(done.chunks), rows_total, rows_done)
         merge_started = time.monotonic()
         for chunk in pending:
-            self._check_may_continue(merge_started)
+            # the first chunk follows this run's own state commit: the lease is checked after
+            self._check_may_continue(merge_started, check_lease=chunk is not pending[0])
             with self.clock.measure("merge"):
                 merged = merge_chunk(
                     self.spark,
@@ -328,15 +345,7 @@ class RefreshRun:
             self.faults.reached("chunk_committed")
             if merged.per_vnode:  # a chunk that changed nothing needs no checkpoint
                 with self.clock.measure("bookkeeping"):
-                    progress.record_chunk(
-                        self.spark,
-                        self.tables,
-                        state.refresh_id,
-                        chunk,
-                        vnode_rows,
-                        merged.per_vnode,
-                        merged.main_version,
-                    )
+                    self._checkpoint(state.refresh_id, chunk, vnode_rows, merged)
             self.faults.reached("chunk_done")
             self.result["chunks_done"] += 1
             for op in counts:
@@ -351,9 +360,12 @@ class RefreshRun:
             rows_deleted=counts["D"],
             rows_unchanged=state.snapshot_rows - counts["I"] - counts["U"],
         )
+        self.faults.reached("merged")
         with self.clock.measure("bookkeeping"):
             self.lease.transition(
-                Phase.CLEANUP,
+                Phase.IDLE,
+                **CYCLE_FIELDS_CLEARED,
+                **RELEASED_OWNER,
                 last_refresh_id=state.refresh_id,
                 last_completed_at=time.time(),
                 last_rows=state.snapshot_rows,
@@ -362,7 +374,6 @@ class RefreshRun:
                     LastSnapshot(plan.schema, stored.get("staging_version")).to_json()
                 ),
             )
-        self._clean_up()
 
     def _stored_schema_plan(self, stored: dict[str, Any]) -> SchemaPlan:
         """The schema plan of the cycle in FINISHING. A cycle staged by a version that
@@ -392,18 +403,34 @@ class RefreshRun:
         crash in between), from main's history. Their counts go on their first vnode."""
         committed = history.committed_chunks(state.refresh_id)
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
+        self._checkpoints_written = bool(done.chunks)
         for chunk in missing:
             version, counts = committed[chunk.index]
             per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
-            progress.record_chunk(
-                self.spark, self.tables, state.refresh_id, chunk, vnode_rows, per_vnode, version
-            )
+            self._checkpoint(state.refresh_id, chunk, vnode_rows, ChunkResult(per_vnode, version))
             self.report.say(f"chunk {chunk.index} was committed to main before the crash")
         return (
             progress.read_checkpoint(self.spark, self.tables, state.refresh_id) if missing else done
         )
 
-    def _check_may_continue(self, merge_started: float) -> None:
+    def _checkpoint(
+        self, refresh_id: str, chunk: progress.Chunk, vnode_rows: dict[int, int], merged: Any
+    ) -> None:
+        """Record a merged chunk (a ChunkResult); the cycle's first record replaces the
+        previous cycles' rows."""
+        progress.record_chunk(
+            self.spark,
+            self.tables,
+            refresh_id,
+            chunk,
+            vnode_rows,
+            merged.per_vnode,
+            merged.main_version,
+            first_of_cycle=not self._checkpoints_written,
+        )
+        self._checkpoints_written = True
+
+    def _check_may_continue(self, merge_started: float, check_lease: bool) -> None:
         """Between chunks: honour cancellation, the time budget, and the lease."""
         if self.job is not None and self.job.cancelled.is_set():
             raise RefreshCancelledError(
@@ -417,8 +444,9 @@ class RefreshRun:
                 f"{self.result['chunks_done']} chunk(s); the merge is checkpointed and the "
                 f"next `dbt run` resumes it."
             )
-        with self.clock.measure("bookkeeping"):
-            self.lease.ensure_held()
+        if check_lease:
+            with self.clock.measure("bookkeeping"):
+                self.lease.ensure_held()
 
     # -- Cleanup ---------------------------------------------------------------------
     def _discard_staging(self) -> None:
@@ -431,14 +459,6 @@ class RefreshRun:
         with ThreadPoolExecutor(max_workers=len(tables)) as pool:
             for done in [pool.submit(self.spark.sql, sql) for sql in statements]:
                 done.result()
-
-    def _clean_up(self) -> None:
-        with self.clock.measure("bookkeeping"):
-            # staging stays: it is the completed snapshot that refreshable_matches_snapshot
-            # compares main with, until the next cycle replaces it
-            self._empty(self.tables.changes, self.tables.progress)
-            self.faults.reached("cleanup")
-            self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
 
     def _result(self) -> dict[str, Any]:
         r = self.result

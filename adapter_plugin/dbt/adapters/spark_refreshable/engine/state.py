@@ -7,9 +7,10 @@ error (or the other's predicate matches nothing), so two processes can never bot
 
 Phases and the only transitions allowed::
 
-    IDLE --acquire--> REFRESHING --staging whole--> FINISHING --merged--> CLEANUP --> IDLE
+    IDLE --acquire--> REFRESHING --staging whole--> FINISHING --merged--> IDLE
                       REFRESHING --load failed / orphaned--> IDLE
                       FINISHING --main replaced, or merge failed on resume--> REFRESHING
+    CLEANUP --> IDLE  (a state left by 0.1.0, which emptied tables there)
 
 The owner of a non-IDLE state holds a lease renewed by heartbeats. It counts as gone when
 it released the lease, when its heartbeat is older than ``lock_timeout``, or at once when
@@ -42,7 +43,7 @@ class Phase(str, Enum):
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.IDLE: frozenset({Phase.REFRESHING}),
     Phase.REFRESHING: frozenset({Phase.FINISHING, Phase.IDLE}),
-    Phase.FINISHING: frozenset({Phase.CLEANUP, Phase.REFRESHING}),
+    Phase.FINISHING: frozenset({Phase.IDLE, Phase.REFRESHING}),
     Phase.CLEANUP: frozenset({Phase.IDLE}),
 }
 
