@@ -5,6 +5,8 @@ equal to the snapshot."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dbt.adapters.spark_refreshable.engine import operations
@@ -173,4 +175,23 @@ def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spar
     crash(model, monkeypatch, "chunk_done@1", DAY2)
     assert model.state().lease_timeout == 300.0  # the harness's default lock_timeout
     model.refresh(DAY2)
+    assert model.main() == sorted(DAY2)
+
+
+@pytest.mark.parametrize("rewritten", ["changes", "staging"])
+def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(
+    model, spark, monkeypatch, rewritten
+):
+    """A run that lost its lease (or a later cycle) rewrites staging or the change set
+    under a cycle in FINISHING: the chunks still merge what the cycle planned. With staging
+    rewritten, another writer moved main so that the pending chunks are diffed again."""
+    crash(model, monkeypatch, "chunk_done@1", DAY2)
+    spark.sql(f"DELETE FROM {getattr(model.tables, rewritten)}")
+    if rewritten == "staging":
+        first, last, _ = json.loads(model.state().cycle_plan)["chunks"][-1]
+        vnode_of = model.vnodes_of({i for i, _ in DAY1})
+        pending = next(i for i, _ in DAY1[10:] if first <= vnode_of[i] <= last)  # in main
+        spark.sql(f"UPDATE {model.tables.main} SET value = 'other' WHERE id = {pending}")
+    result = model.refresh(lambda: pytest.fail("a resume does not run the model"))
+    assert result["resumed"] is True
     assert model.main() == sorted(DAY2)

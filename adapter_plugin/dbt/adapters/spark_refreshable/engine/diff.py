@@ -27,6 +27,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
     ModelTables,
 )
 from dbt.adapters.spark_refreshable.engine.sql import (
+    as_of,
     column_list,
     ident,
     qualified,
@@ -97,16 +98,19 @@ def diff_sql(
     main_version: int | None,
     vnode_range: str | None = None,
     main_lacks: frozenset[str] = frozenset(),
+    staging_version: int | None = None,
 ) -> str:
     """(op, vnode, keys, copies) of every changed or duplicate key: the one change
     criterion of the engine (staging's stored row hash against main's, computed alike),
     for all vnodes (the cycle's diff) or for ``vnode_range`` (a chunk's diff again, when
-    main moved). ``main_version`` None: there is no main, every key is an insert."""
+    main moved). ``main_version`` None: there is no main, every key is an insert.
+    ``staging_version``: the cycle's staging, pinned (None: staging as it is)."""
     keys = plan.keys
     staged = (
         f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
         f"first({ident(HASH_COLUMN)}) AS h, count(*) AS copies, TRUE AS present "
-        f"FROM {tables.staging} {_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
+        f"FROM {as_of(tables.staging, staging_version)} {_in_vnodes(vnode_range)} "
+        f"GROUP BY {column_list(keys)}"
     )
     if main_version is None:
         return (
@@ -143,17 +147,23 @@ def diff_sql(
 
 
 def changed_rows_sql(
-    diff: str, tables: ModelTables, plan: SchemaPlan, vnode_range: str | None = None
+    diff: str,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    vnode_range: str | None = None,
+    staging_version: int | None = None,
 ) -> str:
     """The rows of a diff (a relation or subquery of :func:`diff_sql`) with their content
-    from staging, as (op, vnode, columns); deletes carry only their keys."""
+    from staging (pinned at ``staging_version``), as (op, vnode, columns); deletes carry
+    only their keys."""
     on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in plan.keys)
     columns = ", ".join(
         qualified("d", c) if c in plan.keys else qualified("s", c) for c in plan.columns
     )
     return (
         f"SELECT d.{OP_COLUMN}, d.{ident(VNODE_COLUMN)}, {columns} FROM {diff} d "
-        f"LEFT JOIN (SELECT * FROM {tables.staging} {_in_vnodes(vnode_range)}) s "
+        f"LEFT JOIN (SELECT * FROM {as_of(tables.staging, staging_version)} "
+        f"{_in_vnodes(vnode_range)}) s "
         f"ON d.{OP_COLUMN} <> 'D' AND {on}"
     )
 

@@ -31,7 +31,7 @@ from dbt.adapters.spark_refreshable.engine.diff import (
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError
 from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN, ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
-from dbt.adapters.spark_refreshable.engine.sql import column_list, ident, vnode_expression
+from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident, vnode_expression
 from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, table_version
 
@@ -116,13 +116,18 @@ class Cycle:
     """What every chunk of one cycle merges with: the tables, the schema plan (columns and
     keys) and vnodes; ``inserts_only``: main did not exist at the diff, staging itself is
     the change set; ``changes``: the change set's rows per op and vnode, as the diff counted
-    them (None for a cycle planned by a version that did not store them)."""
+    them (None for a cycle planned by a version that did not store them). Staging and the
+    changes table are read at the versions the cycle wrote (``staging_version``,
+    ``changes_version``): a run that lost its lease, or another cycle that rewrote them
+    since, cannot change what a chunk merges."""
 
     tables: ModelTables
     plan: SchemaPlan
     vnodes: int
     inserts_only: bool = False
     changes: dict[str, dict[int, int]] | None = None
+    staging_version: int | None = None
+    changes_version: int | None = None
 
     def changes_in(self, chunk: Chunk) -> dict[str, dict[int, int]] | None:
         """The change set's rows per op and vnode within ``chunk``, if the cycle knows them."""
@@ -154,9 +159,9 @@ def change_slice_sql(cycle: Cycle, chunk: Chunk) -> str:
     """A chunk's slice of the change set, as rows of (op, vnode, columns)."""
     columns = column_list(cycle.plan.columns)
     if cycle.inserts_only:
-        source, op = cycle.tables.staging, "'I'"
+        source, op = as_of(cycle.tables.staging, cycle.staging_version), "'I'"
     else:
-        source, op = cycle.tables.changes, OP_COLUMN
+        source, op = as_of(cycle.tables.changes, cycle.changes_version), OP_COLUMN
     return (
         f"SELECT {op} AS {OP_COLUMN}, {ident(VNODE_COLUMN)}, {columns} FROM {source} "
         f"WHERE {ident(VNODE_COLUMN)} {chunk.vnode_range}"
@@ -167,8 +172,9 @@ def rediff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
     """A chunk's changes against main as of ``version`` (main moved under the cycle): the
     cycle's diff for the chunk's vnodes, with staging's content."""
     tables, plan = cycle.tables, cycle.plan
-    found = diff_sql(tables, plan, cycle.vnodes, version, chunk.vnode_range)
-    return changed_rows_sql(f"({found})", tables, plan, chunk.vnode_range)
+    pinned = cycle.staging_version
+    found = diff_sql(tables, plan, cycle.vnodes, version, chunk.vnode_range, staging_version=pinned)
+    return changed_rows_sql(f"({found})", tables, plan, chunk.vnode_range, pinned)
 
 
 def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:

@@ -267,8 +267,10 @@ class RefreshRun:
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), config.vnodes, config.merge_chunk_rows
                 )
+                changes_version = None
                 if base_version is not None and counts.total():
                     found.write(files=len(chunks))
+                    changes_version = table_version(spark, tables.changes)
         with self.clock.measure("bookkeeping"):
             progress.ensure_table(spark, tables)
             cycle_plan = {
@@ -276,6 +278,7 @@ class RefreshRun:
                 "base_version": base_version,
                 "main_id": main_id,
                 "staging_version": staging_version,
+                "changes_version": changes_version,
                 "chunks": [chunk.to_json() for chunk in chunks],
                 "changes": counts.per_vnode,
                 "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
@@ -309,6 +312,8 @@ class RefreshRun:
             None
             if changes is None
             else {op: {int(v): n for v, n in by.items()} for op, by in changes.items()},
+            stored.get("staging_version"),
+            stored.get("changes_version"),
         )
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))

@@ -185,3 +185,8 @@ def comparable_columns(schema: StructType) -> str:
         f"{comparable_expression(ident(f.name), f.dataType)} AS c{i}"
         for i, f in enumerate(schema.fields)
     )
+
+
+def as_of(table: str, version: int | None) -> str:
+    """``table`` as of a Delta version (its latest when ``version`` is None)."""
+    return table if version is None else f"{table} VERSION AS OF {int(version)}"
