@@ -140,4 +140,4 @@ def test_expand_jars_names_the_fix_when_nothing_matches(tmp_path):
     with pytest.raises(DbtRuntimeError) as error:
         expand_jars(pattern)
     assert pattern in str(error.value)
-    assert "make setup" in str(error.value)
+    assert "spark.jars" in str(error.value) and "spark.jars.packages" in str(error.value)

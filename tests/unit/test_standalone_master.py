@@ -1,5 +1,5 @@
 """The `cluster` target's early check: a spark:// master that does not answer is a clear
-error naming `make cluster-start`, at once instead of after Spark's minute of retries."""
+error naming the profile's spark.master, at once instead of after Spark's minute of retries."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_a_listening_master_passes() -> None:
 
 
 def test_a_missing_master_names_the_fix() -> None:
-    with pytest.raises(DbtRuntimeError, match="make cluster-start"):
+    with pytest.raises(DbtRuntimeError, match="spark.master in the profile"):
         check_standalone_master(f"spark://127.0.0.1:{free_port()}", timeout=1)
 
 

@@ -161,7 +161,7 @@ def test_dbt_names_the_fix_when_the_cluster_is_not_started(tmp_path) -> None:
     debug = dbt((root, env), "debug")
     assert debug.returncode != 0
     assert "No Spark standalone master answers" in debug.stdout, debug.stdout[-3000:]
-    assert "make cluster-start" in debug.stdout
+    assert "spark.master in the profile" in debug.stdout
     assert time.monotonic() - started < 60, "waited for Spark's retries instead of failing"
 
 

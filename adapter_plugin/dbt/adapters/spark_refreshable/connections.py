@@ -17,7 +17,7 @@ from dbt.adapters.spark.session import SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_refreshable import environments
-from dbt.adapters.spark_refreshable.environments.session import SETUP_HINT
+from dbt.adapters.spark_refreshable.environments.session import DELTA_HINT
 
 ADAPTER_TYPE = "spark_refreshable"
 
@@ -91,8 +91,8 @@ def translate_spark_error(exc: DbtRuntimeError) -> DbtRuntimeError:
     message = str(exc)
     if "DATA_SOURCE_NOT_FOUND" in message and "delta" in message.lower():
         return DbtRuntimeError(
-            f"Delta Lake is not on this Spark session's classpath. {SETUP_HINT}, and check "
-            f"spark.jars, spark.sql.extensions and spark.sql.catalog.spark_catalog in the "
-            f"profile's server_side_parameters.\n\nSpark said: {message}"
+            f"Delta Lake is not on this Spark session's classpath. {DELTA_HINT}; and set "
+            f"spark.sql.extensions and spark.sql.catalog.spark_catalog as Delta's docs say."
+            f"\n\nSpark said: {message}"
         )
     return exc

@@ -22,8 +22,8 @@ from dbt.adapters.spark_refreshable.environments.base import SparkEnvironment
 
 REMOTE_PARAMETER = "spark.remote"
 START_HINT = (
-    "Start the project's server with `make connect-start`, or point spark.remote in the "
-    "profile at a running Spark Connect endpoint"
+    "Start a Spark Connect server (Spark's sbin/start-connect-server.sh, with Delta Lake's "
+    "jars), or point spark.remote in the profile's server_side_parameters at a running one"
 )
 
 
@@ -95,7 +95,8 @@ def connect_builder(url: str) -> Any:
     except ImportError as exc:
         raise DbtRuntimeError(
             f"The Spark Connect client needs packages that are not installed ({exc}). "
-            f"Run `make setup` (it installs pyspark[connect])."
+            f"Install them with `pip install 'pyspark[connect]'` (dbt-refreshable depends on "
+            f"it: a reinstall of dbt-refreshable brings them too)."
         ) from exc
     from pyspark.sql import SparkSession
 

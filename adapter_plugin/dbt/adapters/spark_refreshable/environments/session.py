@@ -17,7 +17,11 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_refreshable.environments.base import SparkEnvironment
 
-SETUP_HINT = "Run `make setup` in the dbt-refreshable project (it fetches them into .spark/jars)"
+DELTA_HINT = (
+    "Point spark.jars in the profile's server_side_parameters at Delta Lake's jars "
+    "(io.delta:delta-spark_4.2_2.13 and delta-storage), or set spark.jars.packages to "
+    "io.delta:delta-spark_4.2_2.13:<version> to have Spark fetch them at session start"
+)
 
 
 class InProcessSparkEnvironment(SparkEnvironment):
@@ -98,7 +102,7 @@ def expand_jars(spark_jars: str) -> str:
         if not matches:
             raise DbtRuntimeError(
                 f"spark.jars in the profile names {pattern!r}, which matches no file. "
-                f"Delta Lake's jars are missing. {SETUP_HINT}, or point spark.jars at them."
+                f"Delta Lake's jars are missing. {DELTA_HINT}."
             )
         expanded.extend(matches)
     return ",".join(expanded)
@@ -124,8 +128,7 @@ def check_standalone_master(master: str, timeout: float = 5.0) -> None:
         except OSError:
             continue
     raise DbtRuntimeError(
-        f"No Spark standalone master answers at {master} (spark.master in the profile). "
-        f"Start the project's local cluster with `make cluster-start` (scripts/cluster.sh "
-        f"start; REFRESHABLE_CLUSTER_PORT picks the port), or point REFRESHABLE_CLUSTER_MASTER "
-        f"at a running master."
+        f"No Spark standalone master answers at {master}. Start the master (Spark's "
+        f"sbin/start-master.sh) and its workers, or point spark.master in the profile's "
+        f"server_side_parameters at a running one."
     )
