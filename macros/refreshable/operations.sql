@@ -1,14 +1,15 @@
-{#-- Operations for people: `dbt run-operation refreshable_status` and
+{#-- Operations for people: `dbt run-operation refreshable_status` (`--args '{format: json}'`:
+     one JSON object per model and line, for programs) and
      `dbt run-operation refreshable_unlock --args '{model: orders}'`. --#}
 
-{% macro refreshable_status() %}
+{% macro refreshable_status(format='text') %}
   {%- set nodes = spark_refreshable__refreshable_nodes() -%}
   {%- if nodes | length == 0 -%}
     {{ log("No refreshable models in this project.", info=True) }}
   {%- endif -%}
   {%- for node in nodes -%}
     {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias) -%}
-    {{ log(adapter.refreshable_status(relation), info=True) }}
+    {{ log(adapter.refreshable_status(relation, format), info=True) }}
   {%- endfor -%}
 {% endmacro %}
 

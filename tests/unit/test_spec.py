@@ -61,3 +61,28 @@ def test_bad_values_are_named_with_what_is_accepted(key, value, message):
     config = {"unique_key": "id", key: value}
     with pytest.raises(ConfigError, match=message):
         RefreshConfig.from_model_config(config)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("1 hour", 3600),
+        ("30 minutes", 1800),
+        ("2h", 7200),
+        ("1 day", 86400),
+        ("90", 90),
+        (90, 90),
+        ("1.5 h", 5400),
+        ("10 MIN", 600),
+        (None, None),
+    ],
+)
+def test_refresh_every_reads_durations(value, seconds):
+    config = RefreshConfig.from_model_config({"unique_key": "id", "refresh_every": value})
+    assert config.refresh_every == seconds
+
+
+@pytest.mark.parametrize("value", ["soon", "1 month", "-1 h", True, [1], "0 s"])
+def test_refresh_every_refuses_what_is_not_a_duration(value):
+    with pytest.raises(ConfigError, match="refresh_every must be"):
+        RefreshConfig.from_model_config({"unique_key": "id", "refresh_every": value})

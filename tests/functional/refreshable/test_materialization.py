@@ -4,6 +4,8 @@ feed, config errors, and the operations."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
@@ -22,6 +24,11 @@ ORDER_COUNTS_PY = """
 def model(dbt, session):
     dbt.config(materialized="refreshable", unique_key="order_id", vnodes=4)
     return dbt.ref("orders").groupBy("order_id").count()
+"""
+
+HOURLY_SQL = """
+{{ config(materialized='refreshable', unique_key='id', refresh_every='1 hour') }}
+select {{ var('day', 1) }} as id
 """
 
 SCHEMA_YML = """
@@ -47,6 +54,7 @@ class TestRefreshableModels:
         return {
             "orders.sql": ORDERS_SQL,
             "order_counts.py": ORDER_COUNTS_PY,
+            "hourly.sql": HOURLY_SQL,
             "schema.yml": SCHEMA_YML,
         }
 
@@ -69,6 +77,13 @@ class TestRefreshableModels:
         assert orders["rows_unchanged"] == 2 and orders["resumed"] is False
         assert orders["chunks_done"] == orders["chunks_total"] == 1
         assert {"seconds_load", "seconds_merge", "seconds_bookkeeping"} <= set(orders)
+        hourly = response(results, "hourly")  # refreshed less than an hour ago: not again
+        assert hourly["skipped"] is True and hourly["_message"].startswith(
+            "SKIPPED (fresh, next due at "
+        )
+        assert [
+            tuple(r) for r in project.run_sql(f"select * from {schema}.hourly", fetch="all")
+        ] == [(1,)]
         rows = project.run_sql(f"select * from {schema}.orders order by 1, 2", fetch="all")
         assert [tuple(r) for r in rows] == [
             (1, 1, "open"),
@@ -103,6 +118,15 @@ class TestRefreshableModels:
         _, output = run_dbt_and_capture(["run-operation", "refreshable_status"])
         assert f"{project.test_schema}.orders: IDLE" in output
         assert "last completed refresh" in output
+        _, output = run_dbt_and_capture(
+            ["run-operation", "refreshable_status", "--args", "{format: json}"]
+        )
+        found = [
+            json.loads(line[line.index("{") :]) for line in output.splitlines() if '"model"' in line
+        ]
+        orders = next(f for f in found if f["model"].endswith(".orders"))
+        assert orders["phase"] == "IDLE" and orders["last_error"] is None
+        assert orders["last_completed"]["inserted"] == 4, "the --full-refresh of day 2"
         _, output = run_dbt_and_capture(
             ["run-operation", "refreshable_unlock", "--args", "{model: orders}"]
         )

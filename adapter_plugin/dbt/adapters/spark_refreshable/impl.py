@@ -11,6 +11,7 @@ from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_refreshable import environments
 from dbt.adapters.spark_refreshable.__version__ import version
@@ -86,10 +87,15 @@ class SparkRefreshableAdapter(SparkAdapter):
         return content_difference_sql(self._model_tables(relation), last) if last else ""
 
     @available
-    def refreshable_status(self, relation: Any) -> str:
+    def refreshable_status(self, relation: Any, format: str = "text") -> str:
         from dbt.adapters.spark_refreshable.engine import operations
 
-        return operations.status(self._engine_session(), self._model_tables(relation))
+        if format not in ("text", "json"):
+            raise DbtRuntimeError(
+                f"refreshable_status: format must be text or json, got {format!r}"
+            )
+        session = self._engine_session()
+        return operations.status(session, self._model_tables(relation), format == "json")
 
     @available
     def refreshable_unlock(self, relation: Any, lock_timeout: Any, force: bool) -> str:

@@ -3,6 +3,7 @@ stuck lock (refused while its owner is alive, unless forced)."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -17,27 +18,78 @@ def _when(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else "never"
 
 
-def status(spark: Any, tables: ModelTables) -> str:
+def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
+    """A model's state for people and programs: phase, the cycle in progress (owner,
+    heartbeat, merge progress), the last completed refresh (counts, duration) and the last
+    failed run (message, time, phase). Times are epoch seconds."""
     if not table_exists(spark, tables.state):
-        return f"{tables.display}: not built yet"
+        return {"model": tables.display, "phase": None}
     state = Lease(spark, tables.state, Owner.this_process("status"), 0).read()
-    lines = [
-        f"{tables.display}: {state.phase}",
-        f"  last completed refresh: {_when(state.last_completed_at)}, {state.last_rows} rows "
-        f"(cycle {state.last_refresh_id})",
-    ]
+    found: dict[str, Any] = {
+        "model": tables.display,
+        "phase": state.phase,
+        "last_completed": {
+            "refresh_id": state.last_refresh_id,
+            "at": state.last_completed_at,
+            "rows": state.last_rows,
+            **json.loads(state.last_result or "{}"),
+        },
+        "last_error": json.loads(state.last_error) if state.last_error else None,
+    }
     if state.phase != "IDLE":
-        beat = f"{time.time() - state.heartbeat_at:.0f}s ago" if state.heartbeat_at else "n/a"
-        lines.append(
-            f"  cycle {state.refresh_id} since {_when(state.started_at)}, owner "
-            f"{state.owner_description()}, last heartbeat {beat}"
-        )
+        found["cycle"] = {
+            "refresh_id": state.refresh_id,
+            "started_at": state.started_at,
+            "owner": state.owner_description(),
+            "heartbeat_at": state.heartbeat_at,
+            "chunks_total": state.chunks_total,
+        }
     if state.phase == "FINISHING" and table_exists(spark, tables.progress):
-        done = spark.sql(
+        found["cycle"]["chunks_done"] = spark.sql(
             f"SELECT count(DISTINCT chunk) AS done FROM {tables.progress} "
             f"WHERE refresh_id = {literal(state.refresh_id)}"
         ).collect()[0]["done"]
-        lines.append(f"  merge progress: {done}/{state.chunks_total} chunks done")
+    return found
+
+
+def status(spark: Any, tables: ModelTables, as_json: bool = False) -> str:
+    """:func:`status_of` as lines of text, or as one JSON object."""
+    found = status_of(spark, tables)
+    if as_json:
+        return json.dumps(found, sort_keys=True)
+    if found["phase"] is None:
+        return f"{tables.display}: not built yet"
+    last = found["last_completed"]
+    lines = [
+        f"{tables.display}: {found['phase']}",
+        f"  last completed refresh: {_when(last['at'])}, {last['rows']} rows "
+        f"(cycle {last['refresh_id']})",
+    ]
+    if "seconds" in last:
+        lines.append(
+            f"    +{last['inserted']} ~{last['updated']} -{last['deleted']} "
+            f"={last['unchanged']} in {last['chunks']} chunk(s), {last['seconds']}s"
+            + (" (resumed)" if last["resumed"] else "")
+        )
+    cycle = found.get("cycle")
+    if cycle:
+        beat = cycle["heartbeat_at"]
+        lines.append(
+            f"  cycle {cycle['refresh_id']} since {_when(cycle['started_at'])}, owner "
+            f"{cycle['owner']}, last heartbeat "
+            + (f"{time.time() - beat:.0f}s ago" if beat else "n/a")
+        )
+        if "chunks_done" in cycle:
+            lines.append(
+                f"  merge progress: {cycle['chunks_done']}/{cycle['chunks_total']} chunks done"
+            )
+    error = found["last_error"]
+    if error:
+        message = error["message"].replace("\n", "\n    ")
+        lines.append(
+            f"  last failed run: {_when(error['at'])}, in phase {error['phase']} "
+            f"(cycle {error['refresh_id']}):\n    {message}"
+        )
     return "\n".join(lines)
 
 

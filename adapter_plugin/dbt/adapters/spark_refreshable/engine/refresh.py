@@ -111,6 +111,7 @@ class RefreshRun:
         self.job = job
         self.faults = FaultPlan()
         self.clock = Stopwatch()
+        self.started = time.monotonic()
         self.report = ProgressReporter(tables.display)
         self.view = f"refreshable_changes_{owner.owner_id}"
         self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
@@ -123,6 +124,10 @@ class RefreshRun:
             if full_refresh:
                 self._drop_for_full_refresh()
             ensure_state_table(self.spark, self.tables)
+            if self.config.refresh_every is not None and not full_refresh:
+                fresh = self._fresh(self.lease.read())
+                if fresh is not None:
+                    return fresh
             found = self.lease.acquire()
         try:
             with Heartbeat(self.lease, self.config.heartbeat_interval):
@@ -179,6 +184,23 @@ class RefreshRun:
         drop_all(self.spark, self.tables)
         self.lease.forget()
 
+    def _fresh(self, state: Any) -> dict[str, Any] | None:
+        """The result of a run skipped by ``refresh_every``: the last cycle completed less
+        than that long ago and nothing waits to be resumed or recovered. None: refresh."""
+        if state.current_phase is not Phase.IDLE or state.last_completed_at is None:
+            return None
+        due = state.last_completed_at + self.config.refresh_every
+        if time.time() >= due:
+            return None
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(due))
+        self.report.say(f"refreshed at most every {self.config.refresh_every:.0f}s: due at {when}")
+        return {
+            "_message": f"SKIPPED (fresh, next due at {when})",
+            "skipped": True,
+            "refresh_id": state.last_refresh_id,
+            "rows_affected": 0,
+        }
+
     def _reason_to_discard(self, state: Any) -> str | None:
         """Why the cycle in FINISHING cannot be resumed, if it cannot: its merge already
         failed on resume, or main is not the table its change set was diffed against."""
@@ -204,15 +226,24 @@ class RefreshRun:
             if self.lease.lost is not None:
                 return None
             state = self.lease.state
+            failure = {
+                "message": message_of(error)[:2000] or type(error).__name__,
+                "at": time.time(),
+                "phase": state.phase,
+                "refresh_id": state.refresh_id,
+            }
+            last_error = json.dumps(failure)
             if state.current_phase is Phase.REFRESHING and self.lease.holds():
-                self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
+                self.lease.transition(
+                    Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER, last_error=last_error
+                )
             elif state.current_phase is Phase.FINISHING and not isinstance(
                 error, (RefreshCancelledError, KeyboardInterrupt)
             ):
                 guidance, changes = self._after_failed_merge(state, error)
-                self.lease.release(**changes)
+                self.lease.release(**changes, last_error=last_error)
             else:
-                self.lease.release()
+                self.lease.release(last_error=last_error)
         except Exception as exc:
             self.report.say(f"could not release the lock ({exc}); it expires after lock_timeout")
         finally:
@@ -366,12 +397,22 @@ class RefreshRun:
             rows_unchanged=state.snapshot_rows - counts["I"] - counts["U"],
         )
         self.faults.reached("merged")
+        last_result = {
+            "inserted": counts["I"],
+            "updated": counts["U"],
+            "deleted": counts["D"],
+            "unchanged": self.result["rows_unchanged"],
+            "chunks": len(chunks),
+            "resumed": self.result["resumed"],
+            "seconds": round(time.monotonic() - self.started, 1),
+        }
         with self.clock.measure("bookkeeping"):
             self.lease.transition(
                 Phase.IDLE,
                 **CYCLE_FIELDS_CLEARED,
                 **RELEASED_OWNER,
                 last_refresh_id=state.refresh_id,
+                last_result=json.dumps(last_result),
                 last_completed_at=time.time(),
                 last_rows=state.snapshot_rows,
                 last_checksum=state.snapshot_checksum,

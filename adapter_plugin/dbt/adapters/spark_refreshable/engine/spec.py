@@ -4,6 +4,7 @@ is validated; the materialization calls it before any SQL runs."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,7 +22,15 @@ DEFAULTS: dict[str, Any] = {
     "on_schema_change": "ignore",
     "change_data_feed": False,
     "merge_time_budget": None,
+    "refresh_every": None,
 }
+# refresh_every's units, in seconds
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+DURATION = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)?"
+    r"\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,7 @@ class RefreshConfig:
     on_schema_change: str = DEFAULTS["on_schema_change"]
     change_data_feed: bool = DEFAULTS["change_data_feed"]
     merge_time_budget: float | None = DEFAULTS["merge_time_budget"]
+    refresh_every: float | None = DEFAULTS["refresh_every"]  # seconds
 
     @property
     def heartbeat_interval(self) -> float:
@@ -57,6 +67,7 @@ class RefreshConfig:
             on_schema_change=_choice("on_schema_change", values["on_schema_change"]),
             change_data_feed=_boolean("change_data_feed", values["change_data_feed"]),
             merge_time_budget=_optional_number("merge_time_budget", values["merge_time_budget"]),
+            refresh_every=_optional_duration("refresh_every", values["refresh_every"]),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,6 +127,19 @@ def _number(name: str, value: Any, low: float, high: float | None) -> float:
 
 def _optional_number(name: str, value: Any) -> float | None:
     return None if value is None else _number(name, value, 1, None)
+
+
+def _optional_duration(name: str, value: Any) -> float | None:
+    """Seconds, from a number of seconds or a text like '1 hour', '30 minutes', '2h'."""
+    if value is None or isinstance(value, int | float) and not isinstance(value, bool):
+        return _optional_number(name, value)
+    found = DURATION.match(value) if isinstance(value, str) else None
+    if found is None:
+        raise ConfigError(
+            f"{name} must be a duration such as '1 hour', '30 minutes', '2h', '1 day' or a "
+            f"number of seconds; got {value!r}."
+        )
+    return _number(name, float(found[1]) * DURATION_UNITS[(found[2] or "s")[0].lower()], 1, None)
 
 
 def _optional_fraction(value: Any) -> float | None:

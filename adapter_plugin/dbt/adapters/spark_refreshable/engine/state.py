@@ -112,6 +112,8 @@ class State:
     last_checksum: str | None = None
     last_columns: str | None = None
     lease_timeout: float | None = None  # the owner's lock_timeout (None: rows of 0.1.0)
+    last_result: str | None = None  # JSON: what the last completed refresh did, how long
+    last_error: str | None = None  # JSON: the last failed run's message, time, phase
 
     @property
     def current_phase(self) -> Phase:
@@ -147,6 +149,8 @@ STATE_COLUMNS: dict[str, str] = {
     "last_checksum": "STRING",
     "last_columns": "STRING",
     "lease_timeout": "DOUBLE",
+    "last_result": "STRING",
+    "last_error": "STRING",
 }
 assert list(STATE_COLUMNS) == [f.name for f in fields(State)]
 

@@ -1,0 +1,72 @@
+"""Issue 11: `refresh_every` (a run refreshes only a model whose last completed cycle is
+older than that), and `refreshable_status` with the last completed run's counts and
+duration and the last failed run's error, as text and as JSON."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine import operations
+from dbt.adapters.spark_refreshable.engine.errors import InjectedFault, SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from tests.functional.refreshable.engine_harness import EngineModel
+
+DAY1 = [(i, f"one {i}") for i in range(30)]
+DAY2 = [(i, f"two {i}") for i in range(10, 40)]
+
+
+def must_not_run():
+    pytest.fail("a skipped run must not evaluate the model")
+
+
+@pytest.fixture
+def model(spark):
+    model = EngineModel(
+        spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10, refresh_every="1 hour"
+    )
+    model.refresh(DAY1)
+    return model
+
+
+def test_a_fresh_model_is_skipped_and_a_due_one_refreshed(model, spark):
+    versions = {role: model.table_version(role) for role in ("main", "state")}
+    started = time.monotonic()
+    result = model.refresh(must_not_run)
+    assert result["skipped"] is True and result["_message"].startswith(
+        "SKIPPED (fresh, next due at "
+    )
+    assert time.monotonic() - started < 10, "a skip reads the state row and nothing else"
+    assert {role: model.table_version(role) for role in versions} == versions, "no commit"
+
+    spark.sql(f"UPDATE {model.tables.state} SET last_completed_at = {time.time() - 3601}")
+    result = model.refresh(DAY2)
+    assert "skipped" not in result and model.main() == sorted(DAY2)
+
+
+def test_full_refresh_and_a_resumable_merge_run_even_when_fresh(model, monkeypatch):
+    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
+    with pytest.raises(InjectedFault):
+        model.refresh(DAY2, refresh_every=None)
+    monkeypatch.delenv(FAULT_ENV)
+    result = model.refresh(must_not_run)  # FINISHING: resumed, however fresh the last cycle
+    assert result["resumed"] is True and model.main() == sorted(DAY2)
+    result = model.refresh(DAY1, full_refresh=True)
+    assert "skipped" not in result and model.main() == sorted(DAY1)
+
+
+def test_status_shows_the_last_result_and_the_last_failure(model):
+    text = operations.status(model.spark, model.tables)
+    assert "+30 ~0 -0 =0 in " in text and "last failed run" not in text, text
+    with pytest.raises(SnapshotRejectedError):
+        model.refresh(DAY2 + [(10, "again")], refresh_every=None)
+    text = operations.status(model.spark, model.tables)
+    assert "last failed run" in text and "in phase REFRESHING" in text, text
+    assert "duplicate unique_key" in text, text
+    found = json.loads(operations.status(model.spark, model.tables, as_json=True))
+    assert found["phase"] == "IDLE"
+    assert found["last_completed"]["inserted"] == 30 and found["last_completed"]["seconds"] > 0
+    assert found["last_error"]["phase"] == "REFRESHING"
+    assert "duplicate unique_key" in found["last_error"]["message"]
