@@ -33,12 +33,10 @@ def model(spark):
 
 def test_a_fresh_model_is_skipped_and_a_due_one_refreshed(model, spark):
     versions = {role: model.table_version(role) for role in ("main", "state")}
-    started = time.monotonic()
     result = model.refresh(must_not_run)
     assert result["skipped"] is True and result["_message"].startswith(
         "SKIPPED (fresh, next due at "
     )
-    assert time.monotonic() - started < 10, "a skip reads the state row and nothing else"
     assert {role: model.table_version(role) for role in versions} == versions, "no commit"
 
     spark.sql(f"UPDATE {model.tables.state} SET last_completed_at = {time.time() - 3601}")
