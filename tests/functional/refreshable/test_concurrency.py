@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine import progress
+from dbt.adapters.spark_refreshable.engine import merge, progress
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, clock_margin
 from tests.functional.refreshable.engine_harness import EngineModel
@@ -136,3 +136,45 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
     assert vandalised and result["chunks_total"] >= 3
     assert any(i % 2 == 0 for i in vandalised), "unchanged rows were overwritten too"
     assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
+
+
+def test_a_paused_run_that_lost_its_lease_commits_nothing_to_main(model, monkeypatch):
+    """A run pauses right before a chunk's MERGE, after its lease check (a long GC, a
+    stopped process). An operator unlocks it, a second run finishes its cycle and a third
+    refreshes again. When the paused run goes on, its MERGE of the old cycle's rows is
+    fenced off (Delta's txnVersion below the newer owners'): main stays the last snapshot."""
+    merge_slice = merge._merge
+    paused, go_on = threading.Event(), threading.Event()
+
+    def pause_before_second_chunk(spark, cycle, chunk, *args):
+        if threading.current_thread().name == "paused" and chunk.index == 1:
+            paused.set()
+            go_on.wait(300)
+        return merge_slice(spark, cycle, chunk, *args)
+
+    monkeypatch.setattr(merge, "_merge", pause_before_second_chunk)
+    outcome: list[object] = []
+
+    def paused_run() -> None:
+        try:
+            outcome.append(model.refresh([(i, "day 2") for i in range(60)], merge_chunk_rows=20))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=paused_run, name="paused")
+    thread.start()
+    try:
+        assert paused.wait(300), "the run reached its second chunk"
+        operator = Lease(model.spark, model.tables.state, Owner.this_process("operator"), 30)
+        operator.read()
+        operator.force_release()
+        resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
+        assert resumed["resumed"] is True
+        day3 = [(i, "day 3") for i in range(60)]
+        model.refresh(day3, merge_chunk_rows=20)
+    finally:
+        go_on.set()
+        thread.join(300)
+    assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
+    assert model.main() == sorted(day3), "the paused run's MERGE changed main"
+    assert model.state().phase == "IDLE"

@@ -17,8 +17,8 @@ scan all of main); the join carries the chunk's vnode predicate instead.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,8 @@ from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, table_version
 
 MAX_ATTEMPTS = 5
-USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+# Opens one tagged, fenced commit to main (``commits.engine_commit``), a fresh fence each time.
+ChunkCommit = Callable[[], AbstractContextManager[None]]
 OPERATIONS = {
     "I": "numTargetRowsInserted",
     "U": "numTargetRowsUpdated",
@@ -61,17 +62,6 @@ def chunk_tag_prefix(refresh_id: str) -> str:
 def schema_tag(refresh_id: str) -> str:
     """The userMetadata of a cycle's commits that create main or change its schema."""
     return f"{cycle_tag(refresh_id)}schema"
-
-
-@contextlib.contextmanager
-def tagged_commits(spark: Any, tag: str) -> Iterator[None]:
-    """Tag the Delta commits of the block. Session confs reach every Delta write of the
-    session: set only around the block."""
-    spark.conf.set(USER_METADATA_CONF, tag)
-    try:
-        yield
-    finally:
-        spark.conf.unset(USER_METADATA_CONF)
 
 
 @dataclass(frozen=True)
@@ -204,13 +194,15 @@ def merge_chunk(
     cycle: Cycle,
     chunk: Chunk,
     view: str,
-    tag: str,
+    commit: ChunkCommit,
     current: int | None,
     ensure_held: Callable[[], None],
 ) -> ChunkResult:
-    """Apply one chunk, its commit tagged ``tag``. ``current``: main's version the change
-    set is exact for, as just read (None: it is not, diff the chunk again). A commit of
-    another writer around ours makes the chunk diff again against main as it is;
+    """Apply one chunk in a commit opened by ``commit``: tagged with the chunk, and fenced,
+    so that it is a no-op once another run took the lease over. ``current``: main's version
+    the change set is exact for, as just read (None: it is not, diff the chunk again). A
+    commit of another writer around ours (or none of ours: a fenced write) makes the chunk
+    diff again against main as it is;
     ``ensure_held`` raises before such a retry if this run lost its lease meanwhile (the
     caller checked it before the first attempt). Returns what the committed changes did and
     the version the change set is exact for afterwards."""
@@ -226,9 +218,9 @@ def merge_chunk(
             return ChunkResult(applied, version, attempt, current)
         known = cycle.changes_in(chunk) if exact else None
         if known is not None:  # the change set's slice, as the cycle's diff counted it
-            counts, conflict = known, _merge(spark, cycle, chunk, view, tag, None)
+            counts, conflict = known, _merge(spark, cycle, chunk, view, commit, None)
         else:
-            counts, conflict = _diff_and_merge(spark, cycle, chunk, view, tag, version, exact)
+            counts, conflict = _diff_and_merge(spark, cycle, chunk, view, commit, version, exact)
             if counts is None:
                 return ChunkResult(applied, version, attempt, current)
         if conflict:
@@ -250,7 +242,13 @@ def merge_chunk(
 
 
 def _diff_and_merge(
-    spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str, version: int, exact: bool
+    spark: Any,
+    cycle: Cycle,
+    chunk: Chunk,
+    view: str,
+    commit: ChunkCommit,
+    version: int,
+    exact: bool,
 ) -> tuple[dict[str, dict[int, int]] | None, bool]:
     """Count the chunk's changes (its slice of the change set, or diffed again against main
     as of ``version``), refuse bad keys, merge them. (counts, whether the commit conflicted);
@@ -266,18 +264,20 @@ def _diff_and_merge(
         if not counts:
             return None, False
         refuse_bad_keys(changes, cycle.tables, cycle.plan.keys, counts)
-        return counts, _merge(spark, cycle, chunk, view, tag, changes)
+        return counts, _merge(spark, cycle, chunk, view, commit, changes)
     finally:
         changes.unpersist()
 
 
-def _merge(spark: Any, cycle: Cycle, chunk: Chunk, view: str, tag: str, changes: Any) -> bool:
-    """One tagged MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the change
+def _merge(
+    spark: Any, cycle: Cycle, chunk: Chunk, view: str, commit: ChunkCommit, changes: Any
+) -> bool:
+    """One tagged, fenced MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the change
     set, read by the MERGE itself). Whether it lost a commit conflict."""
     source = spark.sql(change_slice_sql(cycle, chunk)) if changes is None else changes
     source.createOrReplaceTempView(view)
     try:
-        with tagged_commits(spark, tag):
+        with commit():
             spark.sql(merge_sql(cycle, chunk, view))
     except Exception as exc:
         if is_commit_conflict(exc):

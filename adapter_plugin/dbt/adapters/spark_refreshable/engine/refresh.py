@@ -24,6 +24,7 @@ from typing import Any
 from pyspark.sql.types import StructField, StructType
 
 from dbt.adapters.spark_refreshable.engine import diff, load, progress
+from dbt.adapters.spark_refreshable.engine.commits import engine_commit
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -40,7 +41,6 @@ from dbt.adapters.spark_refreshable.engine.merge import (
     main_version,
     merge_chunk,
     schema_tag,
-    tagged_commits,
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
@@ -348,7 +348,7 @@ class RefreshRun:
         )
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
-        with self.clock.measure("merge"), tagged_commits(self.spark, schema_tag(state.refresh_id)):
+        with self.clock.measure("merge"), engine_commit(self.spark, schema_tag(state.refresh_id)):
             create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
         with self.clock.measure("bookkeeping"):
             history = MainHistory.since(self.spark, self.tables, base_version)
@@ -373,7 +373,9 @@ class RefreshRun:
                     cycle,
                     chunk,
                     self.view,
-                    chunk_tag(state.refresh_id, chunk.index),
+                    lambda tag=chunk_tag(state.refresh_id, chunk.index): engine_commit(
+                        self.spark, tag, self.lease.fence()
+                    ),
                     current,
                     self.lease.ensure_held,
                 )

@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.commits import SESSION_CONF_LOCK
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.sql import literal
 
@@ -154,6 +155,10 @@ STATE_COLUMNS: dict[str, str] = {
 }
 assert list(STATE_COLUMNS) == [f.name for f in fields(State)]
 
+# Fences per lease version; a new state table starts its lease version at the epoch in
+# milliseconds, above those of a dropped one, and the product stays a 64-bit integer.
+FENCE_STRIDE = 2**20
+
 RELEASED_OWNER = dict.fromkeys(
     ("owner_id", "owner_host", "owner_pid", "owner_pid_started", "owner_invocation", "heartbeat_at")
 )
@@ -211,6 +216,7 @@ class Lease:
         self.state = State()
         self.lost: str | None = None
         self._lock = threading.RLock()
+        self._fences = 0  # fences handed out by this lease
 
     # -- reading ---------------------------------------------------------------------
     def read(self) -> State:
@@ -224,6 +230,14 @@ class Lease:
         with self._lock:
             self.state = State(**{name: row.get(name) for name in STATE_COLUMNS})
             return self.state
+
+    def fence(self) -> int:
+        """A fencing token for one write to main (Delta's ``txnVersion``), above every token
+        of the owners before us: the lease version grows with each state commit, ours
+        included, and a takeover commits after the last of the old owner's."""
+        with self._lock:
+            self._fences += 1
+            return self.state.lease_version * FENCE_STRIDE + self._fences
 
     def holds(self) -> bool:
         return self.state.owner_id == self.me.owner_id and self.lost is None
@@ -245,8 +259,9 @@ class Lease:
             if require_owner:
                 where += f" AND owner_id = {literal(self.me.owner_id)}"
             try:
-                result = self.spark.sql(f"UPDATE {self.table} SET {assignments} WHERE {where}")
-                won = result.collect()[0][0] == 1
+                with SESSION_CONF_LOCK:  # no chunk's tag or fence on a state commit
+                    update = self.spark.sql(f"UPDATE {self.table} SET {assignments} WHERE {where}")
+                    won = update.collect()[0][0] == 1
             except Exception as exc:
                 if not is_commit_conflict(exc):
                     raise

@@ -8,6 +8,7 @@ the ``table`` materialization) is adopted as it is.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,7 +110,8 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
     if table_exists(spark, tables.state):
         _add_missing_state_columns(spark, tables)
         return
-    initial = State()
+    # the lease version starts above any a dropped state table reached: see state.fence
+    initial = State(lease_version=int(time.time() * 1000))
     select = ", ".join(
         f"CAST({literal(getattr(initial, name))} AS {sql_type}) AS {name}"
         for name, sql_type in STATE_COLUMNS.items()

@@ -1,0 +1,43 @@
+"""Tags and fences on the engine's Delta commits.
+
+Delta takes a commit's ``userMetadata`` and its idempotent-write id (``txnAppId``,
+``txnVersion``) from session confs, which every thread of a session shares. They are set
+only around one engine write, under a process-wide lock that the lease's state writes take
+too, so that a heartbeat's commit never carries a chunk's tag or fence.
+
+A fence makes a write of a run that lost its lease a no-op: each write to main carries a
+``txnVersion`` above every one of the owners before it (see ``state.Lease.fence``), and
+Delta skips a write whose version is not above the latest it recorded for the app id, or
+fails it with a commit conflict when a newer one lands while it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+FENCE_APP_ID = "dbt-refreshable"
+
+SESSION_CONF_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def engine_commit(spark: Any, tag: str, fence: int | None = None) -> Iterator[None]:
+    """Tag (and with ``fence``, fence) the Delta commit of the block, which holds the
+    session's conf lock: keep it to one write."""
+    confs = {USER_METADATA_CONF: tag}
+    if fence is not None:
+        confs.update({TXN_APP_ID_CONF: FENCE_APP_ID, TXN_VERSION_CONF: str(fence)})
+    with SESSION_CONF_LOCK:
+        for key, value in confs.items():
+            spark.conf.set(key, value)
+        try:
+            yield
+        finally:
+            for key in confs:
+                spark.conf.unset(key)
