@@ -4,9 +4,9 @@ own) and every dbt run a real process.
 
 The lock between processes: of two runs of one model started together exactly one
 refreshes; runs of different models do not wait for each other. Recovery across
-processes: a run killed with SIGKILL mid-merge, a server restarted mid-merge, a run whose
-lease was taken over; each time the next run, another process, finishes the cycle and
-`dbt test` proves every table equals its snapshot."""
+processes: a run killed with SIGKILL mid-merge, a server restarted mid-merge; each time the
+next run, another process, finishes the cycle and `dbt test` proves every table equals its
+snapshot. Fencing: a run stopped (SIGSTOP) past its lease writes nothing when it goes on."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +39,7 @@ pytestmark = pytest.mark.subprocess
 
 SERVER_SCRIPT = ROOT / "scripts" / "connect_server.py"
 LOCK_HELD = "is being refreshed by"
+TAKEN_OVER_LOCK_TIMEOUT = 15
 MODELS = {
     # many small chunks: a refresh stays mid-merge long enough to be raced or interrupted
     "raced": refreshable_model(vnodes=8, merge_chunk_rows=8),
@@ -45,7 +47,9 @@ MODELS = {
     "right": refreshable_model(vnodes=8),
     "killed": refreshable_model(vnodes=8, merge_chunk_rows=8),
     "restarted": refreshable_model(vnodes=16, small_chunks=4),
-    "taken_over": refreshable_model(vnodes=32, small_chunks=3),
+    "taken_over": refreshable_model(
+        vnodes=32, small_chunks=3, lock_timeout=TAKEN_OVER_LOCK_TIMEOUT
+    ),
 }
 
 
@@ -201,15 +205,24 @@ def test_a_server_restarted_mid_merge_loses_nothing(project, server):
     assert_tables_match(project, {"restarted": 2})
 
 
-def test_a_process_whose_lease_was_taken_over_stops_before_its_next_chunk(project):
-    def force_unlock() -> None:
-        args = "{model: taken_over, force: true}"
-        unlock = dbt(project, "run-operation", "refreshable_unlock", "--args", args)
-        assert unlock.returncode == 0, unlock.stdout[-2000:]
-
-    code, output = interrupt_mid_merge(project, "taken_over", force_unlock)
-    assert code != 0 and "lost the refresh lock" in output, output[-3000:]
-    resumed = dbt(project, "run", "--select", "taken_over", "--vars", "day: 3")
-    assert resumed.returncode == 0, resumed.stdout[-3000:]
-    assert "resuming the merge of cycle" in resumed.stdout
-    assert_tables_match(project, {"taken_over": 2})
+def test_a_process_paused_past_its_lease_writes_nothing_when_it_goes_on(project):
+    """SIGSTOP a run mid-merge and keep it stopped past its lock_timeout: a second run takes
+    the lease over and finishes the cycle, a third refreshes to day 3. SIGCONT the first:
+    it stops with its lease lost, and its chunks (day 2's rows) never reach main."""
+    root, env = project
+    vars_ = "{day: 2, small_chunks: true}"
+    paused = start_dbt(root, env, "run", "--select", "taken_over", "--vars", vars_)
+    paused.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
+    paused.process.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(TAKEN_OVER_LOCK_TIMEOUT + 5)  # its heartbeat is past lock_timeout + margin
+        resumed = dbt(project, "run", "--select", "taken_over", "--vars", "day: 2")
+        assert resumed.returncode == 0, resumed.stdout[-3000:]
+        assert "resuming the merge of cycle" in resumed.stdout
+        newer = dbt(project, "run", "--select", "taken_over", "--vars", "day: 3")
+        assert newer.returncode == 0 and "REFRESHED" in newer.stdout, newer.stdout[-3000:]
+    finally:
+        paused.process.send_signal(signal.SIGCONT)
+    code = paused.wait(timeout=DBT_TIMEOUT)
+    assert code != 0 and "lost the refresh lock" in paused.output, paused.output[-3000:]
+    assert_tables_match(project, {"taken_over": 3})

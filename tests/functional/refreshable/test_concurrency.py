@@ -1,5 +1,6 @@
 """The lock: two refreshes of one model never run at once; a stale lock is taken over only
-after lock_timeout; a run whose lease was taken over stops before its next chunk."""
+after lock_timeout; a run whose lease was taken over stops, and commits nothing to main once
+another run wrote to it."""
 
 from __future__ import annotations
 
@@ -81,7 +82,9 @@ def test_a_live_remote_owner_is_refused_a_stale_one_taken_over(model):
     assert model.state().phase == "IDLE" and hold_stale.refresh_id != model.state().last_refresh_id
 
 
-def test_a_run_whose_lease_was_taken_over_stops_before_its_next_chunk(model, monkeypatch):
+def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_cycle(
+    model, monkeypatch
+):
     record_chunk = progress.record_chunk
     taken_over = []
 

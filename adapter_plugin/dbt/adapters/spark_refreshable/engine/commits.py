@@ -9,6 +9,11 @@ A fence makes a write of a run that lost its lease a no-op: each write to main c
 ``txnVersion`` above every one of the owners before it (see ``state.Lease.fence``), and
 Delta skips a write whose version is not above the latest it recorded for the app id, or
 fails it with a commit conflict when a newer one lands while it runs.
+
+Another thread's write in the same instant (dbt ``threads``, the same session) may still
+take the confs. So the app id names the model's main table, and Delta resets the version
+after its first use: such a write records at most one fence of ours, lower than any later
+one, and is never skipped for it.
 """
 
 from __future__ import annotations
@@ -21,18 +26,21 @@ from typing import Any
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-FENCE_APP_ID = "dbt-refreshable"
+TXN_AUTO_RESET_CONF = "spark.databricks.delta.write.txnVersion.autoReset.enabled"
 
 SESSION_CONF_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
-def engine_commit(spark: Any, tag: str, fence: int | None = None) -> Iterator[None]:
-    """Tag (and with ``fence``, fence) the Delta commit of the block, which holds the
-    session's conf lock: keep it to one write."""
+def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) -> Iterator[None]:
+    """Tag (and with ``fence``, an app id and version, fence) the Delta commit of the block,
+    which holds the session's conf lock: keep it to one write."""
     confs = {USER_METADATA_CONF: tag}
     if fence is not None:
-        confs.update({TXN_APP_ID_CONF: FENCE_APP_ID, TXN_VERSION_CONF: str(fence)})
+        app_id, version = fence
+        confs.update(
+            {TXN_APP_ID_CONF: app_id, TXN_VERSION_CONF: str(version), TXN_AUTO_RESET_CONF: "true"}
+        )
     with SESSION_CONF_LOCK:
         for key, value in confs.items():
             spark.conf.set(key, value)
@@ -41,3 +49,8 @@ def engine_commit(spark: Any, tag: str, fence: int | None = None) -> Iterator[No
         finally:
             for key in confs:
                 spark.conf.unset(key)
+
+
+def fence_app_id(main: str) -> str:
+    """The idempotent-write app id of the engine's commits to ``main``."""
+    return f"dbt-refreshable:{main}"

@@ -4,8 +4,8 @@
       -> merge chunk by chunk (checkpoint, heartbeat, cancellation between chunks)
       -> IDLE, the snapshot's summary stored in the same commit
 
-Nothing is emptied on the way to IDLE: the next cycle overwrites the change set, and its
-first checkpoint replaces the progress rows of the cycles before it.
+Nothing is ever emptied: the next cycle overwrites staging and the change set, and its first
+checkpoint replaces the progress rows of the cycles before it, also after a discarded cycle.
 
 On a failure the run gives its lease up so that the next run can go on at once: a failed
 load goes back to IDLE (staging is rewritten next time); a failed or cancelled merge stays
@@ -18,13 +18,12 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pyspark.sql.types import StructField, StructType
 
 from dbt.adapters.spark_refreshable.engine import diff, load, progress
-from dbt.adapters.spark_refreshable.engine.commits import engine_commit
+from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -154,8 +153,7 @@ class RefreshRun:
                 self._merge_and_clean_up()
                 return
             self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
-            with self.clock.measure("bookkeeping"):
-                self._empty(self.tables.changes, self.tables.progress)
+            with self.clock.measure("bookkeeping"):  # its change set and progress are overwritten
                 new_cycle = {"refresh_id": uuid.uuid4().hex, "started_at": time.time()}
                 self.lease.transition(Phase.REFRESHING, **{**CYCLE_FIELDS_CLEARED, **new_cycle})
         elif recovery is Recovery.FINISH_CLEANUP:
@@ -163,8 +161,7 @@ class RefreshRun:
                 self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
                 self.lease.acquire()
         elif recovery is Recovery.DISCARD_PARTIAL_LOAD:
-            with self.clock.measure("bookkeeping"):
-                self._discard_staging()
+            with self.clock.measure("bookkeeping"):  # its staging is overwritten by the load
                 self.lease.restart_cycle()
         self._load(snapshot)
         self._merge_and_clean_up()
@@ -355,6 +352,7 @@ class RefreshRun:
             done = progress.Checkpoint(frozenset())  # a cycle loaded by this run
             if self.result["resumed"]:
                 done = progress.read_checkpoint(self.spark, self.tables, state.refresh_id)
+                self._checkpoints_written = bool(done.chunks)
                 done = self._reconcile_with_main(state, chunks, done, vnode_rows, history)
         # the change set is exact while main holds no commit but this cycle's
         current = history.latest if history.only_cycle(state.refresh_id) else None
@@ -365,8 +363,7 @@ class RefreshRun:
         self.report.merge_started(len(chunks), len(done.chunks), rows_total, rows_done)
         merge_started = time.monotonic()
         for chunk in pending:
-            # the first chunk follows this run's own state commit: the lease is checked after
-            self._check_may_continue(merge_started, check_lease=chunk is not pending[0])
+            self._check_may_continue(merge_started)
             with self.clock.measure("merge"):
                 merged = merge_chunk(
                     self.spark,
@@ -374,7 +371,7 @@ class RefreshRun:
                     chunk,
                     self.view,
                     lambda tag=chunk_tag(state.refresh_id, chunk.index): engine_commit(
-                        self.spark, tag, self.lease.fence()
+                        self.spark, tag, (fence_app_id(self.tables.main), self.lease.fence())
                     ),
                     current,
                     self.lease.ensure_held,
@@ -451,7 +448,6 @@ class RefreshRun:
         crash in between), from main's history. Their counts go on their first vnode."""
         committed = history.committed_chunks(state.refresh_id)
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
-        self._checkpoints_written = bool(done.chunks)
         for chunk in missing:
             version, counts = committed[chunk.index]
             per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
@@ -478,8 +474,10 @@ class RefreshRun:
         )
         self._checkpoints_written = True
 
-    def _check_may_continue(self, merge_started: float, check_lease: bool) -> None:
-        """Between chunks: honour cancellation, the time budget, and the lease."""
+    def _check_may_continue(self, merge_started: float) -> None:
+        """Between chunks: honour cancellation, the time budget, and a lease the heartbeat
+        found lost. The lease is not read here: a chunk's MERGE is fenced, a no-op once
+        another run took over, and a no-op makes the chunk check the lease (merge_chunk)."""
         if self.job is not None and self.job.cancelled.is_set():
             raise RefreshCancelledError(
                 f"{self.tables.display}: cancelled between chunks; the merge is checkpointed "
@@ -492,21 +490,8 @@ class RefreshRun:
                 f"{self.result['chunks_done']} chunk(s); the merge is checkpointed and the "
                 f"next `dbt run` resumes it."
             )
-        if check_lease:
-            with self.clock.measure("bookkeeping"):
-                self.lease.ensure_held()
-
-    # -- Cleanup ---------------------------------------------------------------------
-    def _discard_staging(self) -> None:
-        """Empty staging (a partial load), the change set and progress."""
-        self._empty(self.tables.staging, self.tables.changes, self.tables.progress)
-
-    def _empty(self, *tables: str) -> None:
-        """Empty ``tables``: one commit each, side by side."""
-        statements = [f"DELETE FROM {t}" for t in tables if table_exists(self.spark, t)]
-        with ThreadPoolExecutor(max_workers=len(tables)) as pool:
-            for done in [pool.submit(self.spark.sql, sql) for sql in statements]:
-                done.result()
+        if self.lease.lost is not None:
+            raise LeaseLostError(self.lease.lost)
 
     def _result(self) -> dict[str, Any]:
         r = self.result

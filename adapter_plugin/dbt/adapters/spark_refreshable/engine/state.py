@@ -355,7 +355,7 @@ class Lease:
                 self._lose("renewing the heartbeat")
 
     def ensure_held(self) -> None:
-        """Before each chunk: stop if the lease was taken over."""
+        """Before a chunk's retry: stop if the lease was taken over."""
         with self._lock:
             if self.lost is None and self.read().owner_id != self.me.owner_id:
                 self._lose("checking the lease")

@@ -1,0 +1,153 @@
+"""The path of a user with a dbt project of their own: the adapter's wheel, built from this
+repository, installed into a fresh virtualenv, and a project outside the repository whose
+profile gets Delta the way Delta's docs say (`spark.jars` pointing at the jars, here the
+ones set-up resolved, so the test stays offline). `dbt debug`, `dbt run` and `dbt test`
+work, and the adapter and its materialization come from the wheel, not from the repository.
+
+The new virtualenv sees the already installed dependencies (dbt-core, dbt-spark, pyspark,
+delta-spark) through a path file, but not the repository's editable install: a path added
+by a `.pth` line is not searched for further `.pth` files.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import run_bounded
+from tests.support.profiles import ROOT
+
+pytestmark = pytest.mark.subprocess
+
+MODEL = """{{ config(materialized='refreshable', unique_key='id') }}
+select id, concat('v', cast(id * {{ var('day', 1) }} as string)) as value
+from range(0, {{ 50 + 10 * var('day', 1) }}) as r(id)
+"""
+SCHEMA = """version: 2
+models:
+  - name: orders
+    data_tests: [refreshable_matches_snapshot]
+"""
+PROFILE = """shop:
+  target: dev
+  outputs:
+    dev:
+      type: spark_refreshable
+      method: session
+      schema: shop
+      threads: 2
+      server_side_parameters:
+        spark.master: "local[2]"
+        spark.jars: "{jars}"
+        spark.sql.extensions: io.delta.sql.DeltaSparkSessionExtension
+        spark.sql.catalog.spark_catalog: org.apache.spark.sql.delta.catalog.DeltaCatalog
+        spark.sql.warehouse.dir: "{data}/warehouse"
+        spark.hadoop.javax.jdo.option.ConnectionURL: "{metastore}"
+        spark.driver.extraJavaOptions: "-Dderby.system.home={data}"
+"""
+
+
+def build_wheel(work: Path) -> Path:
+    """The adapter's wheel, built offline from a copy of adapter_plugin/ (symlinks copied as
+    files, so the materialization's macros are in it)."""
+    source = work / "adapter_plugin"
+    shutil.copytree(
+        ROOT / "adapter_plugin",
+        source,
+        ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build"),
+    )
+    dist = work / "dist"
+    built = run_bounded(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
+        + ["-w", str(dist), str(source)],
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = dist.glob("dbt_refreshable-*.whl")
+    return wheel
+
+
+def user_environment() -> dict[str, str]:
+    """This process's environment without what points into the repository."""
+    pointing_here = ("PYTHONPATH", "REFRESHABLE_HOME", "REFRESHABLE_DATA", "DBT_PROFILES_DIR")
+    return {k: v for k, v in os.environ.items() if k not in pointing_here}
+
+
+def fresh_virtualenv(work: Path, wheel: Path) -> Path:
+    """A new virtualenv with the wheel installed; its python."""
+    venv = work / "venv"
+    made = run_bounded([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=120)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    installed = run_bounded(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
+        + ["--no-index", str(wheel)],
+        env=user_environment(),
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    site = run_bounded(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        timeout=60,
+    ).stdout.strip()
+    (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def user_project(work: Path) -> Path:
+    """A dbt project and profile outside the repository: one refreshable model, tested."""
+    project = work / "shop"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text(
+        "name: shop\nversion: '1.0'\nconfig-version: 2\nprofile: shop\n"
+    )
+    (project / "models" / "orders.sql").write_text(MODEL)
+    (project / "models" / "schema.yml").write_text(SCHEMA)
+    jars = ",".join(str(j) for j in sorted((ROOT / ".spark" / "jars").glob("*.jar")))
+    (project / "profiles.yml").write_text(
+        PROFILE.format(
+            jars=jars,
+            data=work / "spark",
+            metastore=f"jdbc:derby:;databaseName={work / 'spark'}/metastore;create=true",
+        )
+    )
+    return project
+
+
+def test_the_wheel_in_a_fresh_virtualenv_runs_a_project_of_its_own(tmp_path):
+    python = fresh_virtualenv(tmp_path, build_wheel(tmp_path))
+    project = user_project(tmp_path)
+    env = {**user_environment(), "DBT_PROFILES_DIR": str(project)}
+
+    def dbt(*args: str):
+        done = run_bounded(
+            [str(python), "-c", "from dbt.cli.main import cli; cli()", *args],
+            cwd=project,
+            env=env,
+            timeout=600,
+        )
+        assert done.returncode == 0, f"dbt {' '.join(args)}:\n{done.stdout[-4000:]}{done.stderr}"
+        return done.stdout
+
+    origin = run_bounded(
+        [str(python), "-c", "import dbt.adapters.spark_refreshable as a; print(a.__file__)"],
+        env=env,
+        timeout=60,
+    ).stdout
+    assert origin.startswith(str(tmp_path / "venv")), f"adapter imported from {origin}"
+    with zipfile.ZipFile(next((tmp_path / "dist").glob("*.whl"))) as wheel:
+        assert "dbt/include/spark_refreshable/macros/materializations/refreshable.sql" in (
+            wheel.namelist()
+        )
+
+    assert "All checks passed" in dbt("debug")
+    dbt("build", "--vars", "{day: 1}")
+    second = dbt("build", "--vars", "{day: 2}")
+    assert "REFRESHED +10 ~" in second, second[-4000:]
+    assert "PASS=2" in second, second[-4000:]
