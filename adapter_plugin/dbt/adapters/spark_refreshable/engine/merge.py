@@ -202,9 +202,9 @@ def merge_chunk(
     so that it is a no-op once another run took the lease over. ``current``: main's version
     the change set is exact for, as just read (None: it is not, diff the chunk again). A
     commit of another writer around ours (or none of ours: a fenced write) makes the chunk
-    diff again against main as it is;
-    ``ensure_held`` raises before such a retry if this run lost its lease meanwhile. Returns what the committed changes did and
-    the version the change set is exact for afterwards."""
+    diff again against main as it is; ``ensure_held`` raises before such a retry if this
+    run lost its lease meanwhile. Returns what the committed changes did and the version
+    the change set is exact for afterwards."""
     applied: dict[str, dict[int, int]] = {}  # summed over the attempts that committed
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if attempt > 1:
