@@ -82,6 +82,19 @@ def test_a_live_remote_owner_is_refused_a_stale_one_taken_over(model):
     assert model.state().phase == "IDLE" and hold_stale.refresh_id != model.state().last_refresh_id
 
 
+def force_unlock(model) -> None:
+    """An operator's `refreshable_unlock force`, while the owner's heartbeat may commit."""
+    operator = Lease(model.spark, model.tables.state, Owner.this_process("operator"), 30)
+    for _ in range(5):  # the owner's heartbeat may commit in between: try again
+        operator.read()
+        try:
+            operator.force_release()
+            return
+        except LeaseLostError:
+            continue
+    pytest.fail("the lease could not be released in 5 attempts")
+
+
 def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_cycle(
     model, monkeypatch
 ):
@@ -91,14 +104,7 @@ def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_c
     def record_then_lose_the_lease(*args, **kwargs):
         record_chunk(*args, **kwargs)
         if not taken_over:  # after the first chunk, an operator force-unlocks
-            thief = Lease(model.spark, model.tables.state, Owner.this_process("thief"), 30)
-            for _ in range(3):  # the victim's heartbeat may commit in between: try again
-                thief.read()
-                try:
-                    thief.force_release()
-                    break
-                except LeaseLostError:
-                    continue
+            force_unlock(model)
             taken_over.append(True)
 
     monkeypatch.setattr(progress, "record_chunk", record_then_lose_the_lease)
@@ -168,9 +174,7 @@ def test_a_paused_run_that_lost_its_lease_commits_nothing_to_main(model, monkeyp
     thread.start()
     try:
         assert paused.wait(300), "the run reached its second chunk"
-        operator = Lease(model.spark, model.tables.state, Owner.this_process("operator"), 30)
-        operator.read()
-        operator.force_release()
+        force_unlock(model)
         resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
         assert resumed["resumed"] is True
         day3 = [(i, "day 3") for i in range(60)]
