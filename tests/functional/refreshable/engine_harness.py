@@ -29,9 +29,13 @@ class EngineModel:
         return self.spark.createDataFrame(rows, self.ddl)
 
     def refresh(
-        self, rows: list[tuple] | Callable[[], Any], full_refresh: bool = False, **config: Any
+        self,
+        rows: list[tuple] | Callable[[], Any] | str,
+        full_refresh: bool = False,
+        **config: Any,
     ) -> dict[str, Any]:
-        snapshot = rows if callable(rows) else (lambda: self.frame(rows))
+        """Refresh to ``rows``; a callable returning the snapshot is run like a Python
+        model's, a string like a SQL model's compiled code."""
         request = {
             "schema": self.tables.schema,
             "identifier": self.tables.identifier,
@@ -39,6 +43,9 @@ class EngineModel:
             "full_refresh": full_refresh,
             "invocation_id": "pytest",
         }
+        if isinstance(rows, str):
+            return run_refresh(self.spark, {**request, "sql": rows})
+        snapshot = rows if callable(rows) else (lambda: self.frame(rows))
         return run_refresh(self.spark, request, snapshot)
 
     def main(self, version: int | None = None) -> list[tuple]:

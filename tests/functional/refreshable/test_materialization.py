@@ -104,10 +104,22 @@ class TestRefreshableModels:
             ("update_preimage", 2),
         ]
 
+        # the same compiled SQL and config over unchanged inputs: skipped, nothing committed
+        history = f"describe history {schema}.orders"
+        main_before = project.run_sql(history, fetch="all")
+        results, output = run_dbt_and_capture(["run", "--select", "orders", "--vars", "day: 2"])
+        assert response(results, "orders")["skipped"] is True
+        assert "SKIPPED (inputs unchanged)" in output
+        assert project.run_sql(history, fetch="all") == main_before
+
         # dbt test notices a main table that no longer matches its last snapshot
         project.run_sql(f"insert into {schema}.orders values (9, 9, 'sneaked in')")
         results = run_dbt(["test", "--select", "orders"], expect_pass=False)
         assert [r.status for r in results if "matches_snapshot" in r.node.name] == ["fail"]
+        # and the next run does not skip over it: main was written since the last cycle
+        results = run_dbt(["run", "--select", "orders", "--vars", "day: 2"])
+        assert response(results, "orders")["rows_deleted"] == 1
+        run_dbt(["test", "--select", "orders"])
 
         # --full-refresh rebuilds all four tables from the snapshot
         results = run_dbt(["run", "--full-refresh", "--select", "orders", "--vars", "day: 2"])

@@ -22,7 +22,7 @@ class RefreshAdapterResponse(AdapterResponse):
     chunks_done: int = 0
     chunks_total: int = 0
     resumed: bool = False
-    skipped: bool = False  # refresh_every: the last refresh is recent enough
+    skipped: bool = False  # by refresh_every, or skip_unchanged_inputs
     refresh_id: str | None = None
     seconds_load: float = 0.0
     seconds_merge: float = 0.0

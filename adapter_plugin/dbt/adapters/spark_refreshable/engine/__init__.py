@@ -8,7 +8,9 @@ One module per job:
 - ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL.
 - ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the lease
   (compare-and-set on a one-row Delta table, heartbeat, owner liveness).
+- ``commits``: the tags and fences on the engine's Delta commits.
 - ``tables``: creating, adopting, evolving and dropping the tables.
+- ``inputs``: what a SQL model reads, and whether it changed since the last cycle.
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.
 - ``diff``: the change set (the one diff and change criterion, for a cycle or a chunk).

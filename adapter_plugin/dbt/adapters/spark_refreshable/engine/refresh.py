@@ -32,6 +32,13 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     RefreshError,
 )
 from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
+from dbt.adapters.spark_refreshable.engine.inputs import (
+    Inputs,
+    Recorded,
+    main_schema,
+    read_inputs,
+    reason_to_refresh,
+)
 from dbt.adapters.spark_refreshable.engine.merge import (
     ChunkResult,
     Cycle,
@@ -84,26 +91,45 @@ def message_of(error: BaseException) -> str:
 
 
 def run_refresh(
-    spark: Any, request: dict[str, Any], snapshot: Callable[[], Any], job: Any = None
+    spark: Any,
+    request: dict[str, Any],
+    snapshot: Callable[[], Any] | None = None,
+    job: Any = None,
 ) -> dict[str, Any]:
     """Refresh one model. ``request``: model, schema, identifier, config, full_refresh,
-    invocation_id. ``snapshot`` evaluates the model (called at most once, only when a new
-    cycle loads). ``job``: the JobContext whose ``cancelled`` event stops the merge."""
+    invocation_id, and for a SQL model its compiled ``sql``. ``snapshot`` evaluates a
+    Python model (called at most once, only when a new cycle loads); a SQL model's is
+    ``spark.sql(sql)``. ``job``: the JobContext whose ``cancelled`` event stops the merge."""
+    sql = request.get("sql")
+    if snapshot is None:
+        if sql is None:
+            raise ValueError("a refresh request needs the model's `sql` or a snapshot function")
+        snapshot = lambda: spark.sql(sql)  # noqa: E731
     run = RefreshRun(
         spark=spark,
         tables=ModelTables(request["schema"], request["identifier"]),
         config=RefreshConfig.from_model_config(request["config"]),
         owner=Owner.this_process(request.get("invocation_id") or "unknown"),
         job=job,
+        sql=sql,
     )
     return run.execute(snapshot, full_refresh=bool(request.get("full_refresh")))
 
 
 class RefreshRun:
     def __init__(
-        self, spark: Any, tables: ModelTables, config: RefreshConfig, owner: Owner, job: Any = None
+        self,
+        spark: Any,
+        tables: ModelTables,
+        config: RefreshConfig,
+        owner: Owner,
+        job: Any = None,
+        sql: str | None = None,
     ) -> None:
+        """``sql``: a SQL model's compiled code (None: a Python model), whose inputs the
+        run can check for changes."""
         self.spark = spark
+        self.sql = sql
         self.tables = tables
         self.config = config
         self.lease = Lease(spark, tables.state, owner, config.lock_timeout)
@@ -115,6 +141,7 @@ class RefreshRun:
         self.view = f"refreshable_changes_{owner.owner_id}"
         self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
         self._checkpoints_written = False  # has the cycle any progress row yet
+        self._inputs: Inputs | str | None = None  # what the snapshot reads, or why unknown
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
@@ -123,10 +150,10 @@ class RefreshRun:
             if full_refresh:
                 self._drop_for_full_refresh()
             ensure_state_table(self.spark, self.tables)
-            if self.config.refresh_every is not None and not full_refresh:
-                fresh = self._fresh(self.lease.read())
-                if fresh is not None:
-                    return fresh
+            if not full_refresh:
+                skipped = self._skipped(snapshot)
+                if skipped is not None:
+                    return skipped
             found = self.lease.acquire()
         try:
             with Heartbeat(self.lease, self.config.heartbeat_interval):
@@ -181,18 +208,57 @@ class RefreshRun:
         drop_all(self.spark, self.tables)
         self.lease.forget()
 
-    def _fresh(self, state: Any) -> dict[str, Any] | None:
-        """The result of a run skipped by ``refresh_every``: the last cycle completed less
-        than that long ago and nothing waits to be resumed or recovered. None: refresh."""
+    def _skipped(self, snapshot: Callable[[], Any]) -> dict[str, Any] | None:
+        """The result of a run that has nothing to do, reading the state row but taking no
+        lease and committing nothing: the last cycle completed less than ``refresh_every``
+        ago, or nothing it read changed since. None: refresh. Only a state at rest (IDLE)
+        is skipped: a cycle to resume or recover always runs."""
+        config = self.config
+        if config.refresh_every is None and not config.skip_unchanged_inputs:
+            return None
+        state = self.lease.read()
         if state.current_phase is not Phase.IDLE or state.last_completed_at is None:
             return None
-        due = state.last_completed_at + self.config.refresh_every
-        if time.time() >= due:
+        if config.refresh_every is not None:
+            due = state.last_completed_at + config.refresh_every
+            if time.time() < due:
+                when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(due))
+                self.report.say(
+                    f"refreshed at most every {config.refresh_every:.0f}s: due at {when}"
+                )
+                return self._skip_result(state, f"fresh, next due at {when}")
+        inputs = self._read_inputs(snapshot)
+        if inputs is not None:
+            recorded = Recorded.parse(state.last_inputs)
+            reason = reason_to_refresh(self.spark, self.tables.main, recorded, inputs)
+            if reason is None:
+                self.report.say("nothing the model reads changed since the last cycle")
+                return self._skip_result(state, "inputs unchanged")
+            self.report.say(f"refreshing: {reason}")
+        return None
+
+    def _read_inputs(self, snapshot: Callable[[], Any]) -> Inputs | None:
+        """What this run's snapshot reads (see ``inputs``), read once, before the snapshot
+        is loaded; None when ``skip_unchanged_inputs`` is off or the engine cannot know."""
+        if not self.config.skip_unchanged_inputs:
             return None
-        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(due))
-        self.report.say(f"refreshed at most every {self.config.refresh_every:.0f}s: due at {when}")
+        if self._inputs is None:
+            if self.sql is None:
+                self._inputs = "a Python model's inputs cannot be checked"
+            else:
+                try:
+                    frame = snapshot()
+                    self._inputs = read_inputs(self.spark, frame, self.sql, self.config.to_dict())
+                except Exception as error:  # the load meets it again, and reports it
+                    self._inputs = f"its inputs could not be read ({message_of(error)[:300]})"
+            if isinstance(self._inputs, str):
+                self.report.say(f"refreshing every run: {self._inputs}")
+        return self._inputs if isinstance(self._inputs, Inputs) else None
+
+    @staticmethod
+    def _skip_result(state: Any, why: str) -> dict[str, Any]:
         return {
-            "_message": f"SKIPPED (fresh, next due at {when})",
+            "_message": f"SKIPPED ({why})",
             "skipped": True,
             "refresh_id": state.last_refresh_id,
             "rows_affected": 0,
@@ -278,6 +344,7 @@ class RefreshRun:
                     f"({table_format(spark, tables.main)}). Drop it, or run "
                     f"`dbt run --full-refresh --select <model>` to rebuild it as refreshable."
                 )
+            inputs = self._read_inputs(snapshot)  # before the snapshot reads them
             self.report.say(f"loading the snapshot into staging (cycle {refresh_id})")
             frame = load.as_spark_frame(spark, snapshot())
             plan = load.plan_for(spark, frame, tables, config, main_exists)
@@ -310,6 +377,7 @@ class RefreshRun:
                 "chunks": [chunk.to_json() for chunk in chunks],
                 "changes": counts.per_vnode,
                 "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
+                "inputs": None if inputs is None else inputs.to_json(),
             }
             self.lease.transition(
                 Phase.FINISHING,
@@ -348,6 +416,7 @@ class RefreshRun:
         with self.clock.measure("merge"), engine_commit(self.spark, schema_tag(state.refresh_id)):
             create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
         with self.clock.measure("bookkeeping"):
+            main_as_merged = self._main_as_merged(stored)
             history = MainHistory.since(self.spark, self.tables, base_version)
             done = progress.Checkpoint(frozenset())  # a cycle loaded by this run
             if self.result["resumed"]:
@@ -405,6 +474,11 @@ class RefreshRun:
             "resumed": self.result["resumed"],
             "seconds": round(time.monotonic() - self.started, 1),
         }
+        # main equals the snapshot at ``current``, if the change set stayed exact throughout
+        recorded_inputs = None
+        if main_as_merged is not None and current is not None:
+            inputs = Inputs.from_json(stored["inputs"])
+            recorded_inputs = Recorded(inputs, *main_as_merged, current).to_json()
         with self.clock.measure("bookkeeping"):
             self.lease.transition(
                 Phase.IDLE,
@@ -418,7 +492,15 @@ class RefreshRun:
                 last_columns=json.dumps(
                     LastSnapshot(plan.schema, stored.get("staging_version")).to_json()
                 ),
+                last_inputs=recorded_inputs,
             )
+
+    def _main_as_merged(self, stored: dict[str, Any]) -> tuple[str, str] | None:
+        """Main's table id and schema, read before the cycle's history is checked, for the
+        record of the cycle's inputs (None: the cycle has none)."""
+        if stored.get("inputs") is None:
+            return None
+        return table_id(self.spark, self.tables.main), main_schema(self.spark, self.tables.main)
 
     def _stored_schema_plan(self, stored: dict[str, Any]) -> SchemaPlan:
         """The schema plan of the cycle in FINISHING. A cycle staged by a version that

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, Any] = {
     "change_data_feed": False,
     "merge_time_budget": None,
     "refresh_every": None,
+    "skip_unchanged_inputs": True,
 }
 # refresh_every's units, in seconds
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -45,6 +46,7 @@ class RefreshConfig:
     change_data_feed: bool = DEFAULTS["change_data_feed"]
     merge_time_budget: float | None = DEFAULTS["merge_time_budget"]
     refresh_every: float | None = DEFAULTS["refresh_every"]  # seconds
+    skip_unchanged_inputs: bool = DEFAULTS["skip_unchanged_inputs"]
 
     @property
     def heartbeat_interval(self) -> float:
@@ -68,6 +70,9 @@ class RefreshConfig:
             change_data_feed=_boolean("change_data_feed", values["change_data_feed"]),
             merge_time_budget=_optional_number("merge_time_budget", values["merge_time_budget"]),
             refresh_every=_optional_duration("refresh_every", values["refresh_every"]),
+            skip_unchanged_inputs=_boolean(
+                "skip_unchanged_inputs", values["skip_unchanged_inputs"]
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:

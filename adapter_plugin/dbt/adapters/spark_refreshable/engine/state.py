@@ -115,6 +115,7 @@ class State:
     lease_timeout: float | None = None  # the owner's lock_timeout (None: rows of 0.1.0)
     last_result: str | None = None  # JSON: what the last completed refresh did, how long
     last_error: str | None = None  # JSON: the last failed run's message, time, phase
+    last_inputs: str | None = None  # JSON: what the last completed cycle read (inputs.Recorded)
 
     @property
     def current_phase(self) -> Phase:
@@ -152,6 +153,7 @@ STATE_COLUMNS: dict[str, str] = {
     "lease_timeout": "DOUBLE",
     "last_result": "STRING",
     "last_error": "STRING",
+    "last_inputs": "STRING",
 }
 assert list(STATE_COLUMNS) == [f.name for f in fields(State)]
 

@@ -1,6 +1,7 @@
 {#-- The Python job that runs one refresh. For a Python model, the model's compiled code
-     comes first (it defines `model` and `dbtObj`); for a SQL model, the compiled SQL is
-     the snapshot. The engine evaluates the snapshot only when a new cycle loads. --#}
+     comes first (it defines `model` and `dbtObj`); for a SQL model, the compiled SQL goes
+     in the request: it is the snapshot, and what the engine checks for changed inputs.
+     The engine evaluates the snapshot only when a new cycle loads. --#}
 {% macro spark_refreshable__refresh_job(relation, refresh_config, language, compiled_code) %}
 {%- set request = {
     'model': model.unique_id,
@@ -10,6 +11,7 @@
     'full_refresh': should_full_refresh(),
     'invocation_id': invocation_id,
 } -%}
+{%- if language != 'python' %}{% do request.update({'sql': compiled_code}) %}{% endif -%}
 {%- if language == 'python' %}
 {{ compiled_code }}
 {%- endif %}
@@ -17,11 +19,11 @@
 import json as __refreshable_json
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh as __refreshable_run
 
-def __refreshable_snapshot():
 {%- if language == 'python' %}
+def __refreshable_snapshot():
     return model(dbtObj(spark.table), spark)
 {%- else %}
-    return spark.sql(__refreshable_json.loads({{ compiled_code | tojson | tojson }}))
+__refreshable_snapshot = None  # the engine runs the request's `sql`
 {%- endif %}
 
 dbt_job_result = __refreshable_run(

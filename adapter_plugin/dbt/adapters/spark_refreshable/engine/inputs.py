@@ -1,0 +1,190 @@
+"""Whether a model's inputs changed since its last completed cycle (``skip_unchanged_inputs``).
+
+A SQL model's analyzed plan names every table it reads, through views and subqueries. When
+each one is a Delta table of the catalog and the plan neither draws random values nor reads
+the clock or the session, a run can fingerprint what it reads: the compiled SQL, the config,
+the session settings that change results, the plan in canonical form (so a view redefined
+over the same tables shows), and each input's Delta table id and version. A completed cycle
+stores that fingerprint with main's table id, version and schema as the cycle verified them
+(:class:`Recorded`). The next run skips when the fingerprint is the same and main's history
+since holds only commits that change no row (comments, properties, constraints,
+compaction). Anything the engine cannot see through (a Python model, files read by path,
+another format, a Spark Connect session) always refreshes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.spark_refreshable.engine.tables import table_exists, table_id, table_version
+
+# Leaves whose rows are in the compiled SQL itself (inline rows only when not inside a
+# view: a view's plan shows no inline row), or in a CTE defined elsewhere in the plan
+LITERAL_LEAVES = frozenset({"OneRowRelation", "LocalRelation", "Range", "CTERelationRef"})
+# Functions deterministic to Catalyst whose result depends on the clock or the session
+CLOCK_OR_SESSION = re.compile(
+    r"(?<![\w`])(current_\w+|now|curdate|localtimestamp|user|session_user|unix_timestamp)\(",
+    re.IGNORECASE,
+)
+# Confs that change what the same SQL returns
+RESULT_CONFS = ("spark.sql.session.timeZone", "spark.sql.ansi.enabled")
+# Main's commits that change no row: the run still equals the snapshot after them
+ROWLESS_OPERATIONS = frozenset(
+    {
+        "SET TBLPROPERTIES",
+        "UNSET TBLPROPERTIES",
+        "CHANGE COLUMN",
+        "ADD CONSTRAINT",
+        "DROP CONSTRAINT",
+        "OPTIMIZE",
+        "VACUUM START",
+        "VACUUM END",
+    }
+)
+MAX_INT = 2**31 - 1
+# A CTE's id in a plan comes from a counter of the session: numbered here by appearance
+CTE_ID = re.compile(r"\b(CTERelation(?:Def|Ref)) (\d+)\b")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a run reads: its fingerprint and each input's (Delta table id, version)."""
+
+    fingerprint: str
+    tables: dict[str, tuple[str, int]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "tables": self.tables}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Inputs:
+        tables = {name: (str(i), int(v)) for name, (i, v) in value["tables"].items()}
+        return cls(value["fingerprint"], tables)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A completed cycle's inputs, and main as the cycle verified it equal to the snapshot."""
+
+    inputs: Inputs
+    main_id: str
+    main_schema: str
+    main_version: int
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                **self.inputs.to_json(),
+                "main": [self.main_id, self.main_schema, self.main_version],
+            }
+        )
+
+    @classmethod
+    def parse(cls, stored: str | None) -> Recorded | None:
+        if not stored:
+            return None
+        value = json.loads(stored)
+        main_id, schema, version = value["main"]
+        return cls(Inputs.from_json(value), main_id, schema, int(version))
+
+
+def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inputs | str:
+    """The inputs of a SQL model's ``frame`` (``spark.sql(sql)``), or why they cannot be
+    known."""
+    jdf = getattr(frame, "_jdf", None)
+    if jdf is None:
+        return "this session does not show the model's plan (Spark Connect)"
+    plan = jdf.queryExecution().analyzed()
+    if not plan.deterministic():
+        return "the model's SQL draws non-deterministic values"
+    text = plan.treeString(True, False, MAX_INT, False, False)
+    if CLOCK_OR_SESSION.search(text):
+        return "the model's SQL reads the clock or the session"
+    tables: dict[str, tuple[str, int]] = {}
+    for leaf, in_view in _leaves(plan):
+        kind = leaf.getClass().getSimpleName()
+        if kind == "LocalRelation" and in_view:
+            return "the model reads a view of inline rows, which its plan does not show"
+        if kind in LITERAL_LEAVES:
+            continue
+        catalog_table = leaf.catalogTable() if kind == "LogicalRelation" else None
+        if catalog_table is None or not catalog_table.isDefined():
+            return f"the model reads something other than a table of the catalog ({kind})"
+        table = catalog_table.get()
+        name = table.identifier().quotedString()
+        provider = table.provider()
+        if not provider.isDefined() or provider.get().lower() != "delta":
+            return f"the model reads {name}, which is not a Delta table"
+        tables[name] = (table_id(spark, name), table_version(spark, name))
+    canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
+    settings = {conf: spark.conf.get(conf, None) for conf in RESULT_CONFS}
+    described = [sql, config, settings, canonical, plan.schema().json()]
+    fingerprint = hashlib.sha256(
+        json.dumps(described, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    return Inputs(fingerprint, tables)
+
+
+def _leaves(plan: Any) -> list[tuple[Any, bool]]:
+    """The leaf nodes of a plan and of every subquery in it, each with whether it is
+    inside a view."""
+    found, pending = [], [(plan, False)]
+    while pending:
+        node, in_view = pending.pop()
+        in_view = in_view or node.getClass().getSimpleName() == "View"
+        children = _items(node.children())
+        if not children:
+            found.append((node, in_view))
+        pending.extend((child, in_view) for child in children + _items(node.subqueries()))
+    return found
+
+
+def _numbered_ctes(text: str) -> str:
+    """``text`` with CTE ids numbered by first appearance, the same in every session."""
+    numbers: dict[str, int] = {}
+    return CTE_ID.sub(lambda m: f"{m[1]} {numbers.setdefault(m[2], len(numbers))}", text)
+
+
+def _items(sequence: Any) -> list[Any]:
+    iterator, items = sequence.iterator(), []
+    while iterator.hasNext():
+        items.append(iterator.next())
+    return items
+
+
+def reason_to_refresh(spark: Any, main: str, recorded: Recorded | None, now: Inputs) -> str | None:
+    """Why the model must refresh although its inputs are known; None: skip it."""
+    if recorded is None:
+        return "the last completed cycle recorded no inputs"
+    if recorded.inputs.fingerprint != now.fingerprint:
+        return "the model's SQL, config or plan changed"
+    for name, (table, version) in now.tables.items():
+        if recorded.inputs.tables.get(name) != (table, version):
+            before = recorded.inputs.tables.get(name)
+            was = f"version {before[1]}" if before else "not read"
+            return f"{name} changed ({was}, now version {version})"
+    if not table_exists(spark, main) or table_id(spark, main) != recorded.main_id:
+        return f"{main} was dropped or replaced"
+    if main_schema(spark, main) != recorded.main_schema:
+        return f"{main}'s columns changed"
+    latest = table_version(spark, main)
+    if latest > recorded.main_version:
+        commits = spark.sql(
+            f"DESCRIBE HISTORY {main} LIMIT {latest - recorded.main_version}"
+        ).collect()
+        written = [c for c in commits if c["operation"] not in ROWLESS_OPERATIONS]
+        if written:
+            version, operation = written[-1]["version"], written[-1]["operation"]
+            return f"{main} was written since the last cycle (version {version}: {operation})"
+    elif latest < recorded.main_version:
+        return f"{main}'s history is older than the last cycle's"
+    return None
+
+
+def main_schema(spark: Any, main: str) -> str:
+    """Main's column names and types (not their comments), as compared between runs."""
+    return json.dumps([[f.name, f.dataType.jsonValue()] for f in spark.table(main).schema])
