@@ -7,7 +7,9 @@ snapshot from it, deterministically (hashes of the keys, no random state):
 - ``tpch_refresh``: in the spirit of TPC-H's refresh functions, the lines of 0.1% of the
   orders are deleted, the lines of 0.1% new orders inserted, and ``l_comment`` changed in
   1% of the lines;
-- ``no_change``: the base itself;
+- ``no_change``: the base itself, in a new file;
+- ``inputs_unchanged``: the base, read from a Delta table (``bench/project``'s
+  ``lineitem_source``) that did not change since the last refresh;
 - ``change_10pct`` / ``change_50pct``: ``l_comment`` changed in that share of the lines.
 """
 
@@ -15,7 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SCENARIOS = ("tpch_refresh", "no_change", "change_10pct", "change_50pct")
+SCENARIOS = ("tpch_refresh", "no_change", "inputs_unchanged", "change_10pct", "change_50pct")
+INPUTS_UNCHANGED = "inputs_unchanged"
 
 # A line is picked for a change when hash(key) % 10000 < share in basis points.
 CHANGED_COMMENT = (
@@ -39,9 +42,10 @@ def generate(scale_factor: float, folder: Path) -> dict[str, Path]:
     import duckdb
 
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {name: folder / f"{name}.parquet" for name in ("base", *SCENARIOS)}
+    files = ("base", *(s for s in SCENARIOS if s != INPUTS_UNCHANGED))
+    paths = {name: folder / f"{name}.parquet" for name in files}
     if all(path.exists() for path in paths.values()):
-        return paths
+        return {**paths, INPUTS_UNCHANGED: paths["base"]}
     con = duckdb.connect()
     con.execute(f"LOAD '{tpch_extension()}'")
     con.execute(f"CALL dbgen(sf={float(scale_factor)})")
@@ -64,4 +68,4 @@ def generate(scale_factor: float, folder: Path) -> dict[str, Path]:
     }
     for name, select in selects.items():
         con.execute(f"COPY ({select}) TO '{paths[name]}' (FORMAT parquet)")
-    return paths
+    return {**paths, INPUTS_UNCHANGED: paths["base"]}

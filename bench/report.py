@@ -86,6 +86,14 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     unchanged = find(results, "refreshable", "no_change")
     if unchanged:
         checks.append(target("no change: data files added", unchanged["files_added"], 0))
+    for scenario, label, limit in (
+        ("no_change", "no change, same rows in a new file", 1.0),
+        ("inputs_unchanged", "no change, Delta inputs unchanged (skipped)", 0.1),
+    ):
+        mine, table = (find(results, s, scenario) for s in ("refreshable", "table"))
+        if mine and table:
+            ratio = mine["seconds"] / table["seconds"]
+            checks.append(target(f"{label}: wall time vs table rebuild", ratio, limit))
     if "resume" in results:
         checks.append(
             target("resume after kill at half vs full refresh", results["resume"]["share"], 0.6)

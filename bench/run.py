@@ -66,9 +66,10 @@ def main() -> None:
     }
     for scenario in scenarios:
         say(f"SF {args.sf}, {scenario}: every system from the base snapshot, then refreshed")
-        systems.reset(snapshots[args.sf]["base"])
+        from_delta = scenario == datagen.INPUTS_UNCHANGED
+        source = systems.reset(snapshots[args.sf]["base"], from_delta=from_delta)
         for system in SYSTEMS:
-            refresh = systems.refresh(system, scenario, snapshots[args.sf][scenario])
+            refresh = systems.refresh(system, scenario, snapshots[args.sf][scenario], **source)
             say(f"  {system:12} {refresh.seconds:7.1f}s correct={refresh.correct}")
             results["refreshes"].append(refresh.as_dict())
     for sf in scaling:

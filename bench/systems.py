@@ -24,6 +24,7 @@ MODELS = {
     "incremental": "lineitem_incremental",
 }
 MERGE_TABLE = "lineitem_merge"
+SOURCE_MODEL = "lineitem_source"  # a Delta copy of a snapshot, read when var `source` is set
 SYSTEMS = ("refreshable", "table", "merge", "incremental")
 
 # Delta's operationMetrics, by what they mean (writes, MERGE and CTAS spell them apart)
@@ -95,22 +96,29 @@ class Systems:
             raise RuntimeError(f"dbt {' '.join(args)} failed: {result.exception or result.result}")
         return list(result.result.results) if result.result is not None else []
 
-    def reset(self, snapshot: Path, systems: tuple[str, ...] = SYSTEMS) -> None:
-        """Every system's table made equal to ``snapshot`` from scratch."""
+    def reset(
+        self, snapshot: Path, systems: tuple[str, ...] = SYSTEMS, from_delta: bool = False
+    ) -> dict[str, str]:
+        """Every system's table made equal to ``snapshot`` from scratch; ``from_delta``:
+        read from a Delta copy of it. The vars that make the systems read the same input."""
+        source = {"source": f"{SCHEMA}.{SOURCE_MODEL}"} if from_delta else {}
+        if from_delta:
+            self.dbt("run", "--select", SOURCE_MODEL, snapshot=str(snapshot))
         models = [MODELS[s] for s in systems if s in MODELS]
-        self.dbt("run", "--full-refresh", "--select", *models, snapshot=str(snapshot))
+        self.dbt("run", "--full-refresh", "--select", *models, snapshot=str(snapshot), **source)
         if "merge" in systems:
             self.spark.sql(
                 f"CREATE OR REPLACE TABLE {table_name('merge')} USING delta "
                 f"TBLPROPERTIES ('delta.enableDeletionVectors' = 'true') "
-                f"AS SELECT * FROM parquet.`{snapshot}`"
+                f"AS SELECT * FROM {read(snapshot, source)}"
             )
+        return source
 
     def refresh(self, system: str, scenario: str, snapshot: Path, **vars_: Any) -> Refresh:
         before = self.version(system)
         if system == "merge":
             started = time.monotonic()
-            self.spark.sql(self.merge_sql(snapshot)).collect()
+            self.spark.sql(self.merge_sql(snapshot, vars_.get("source"))).collect()
             refresh = Refresh(system, scenario, time.monotonic() - started)
         else:
             [result] = self.dbt("run", "--select", MODELS[system], snapshot=str(snapshot), **vars_)
@@ -121,12 +129,13 @@ class Systems:
         self.check(refresh, snapshot)
         return refresh
 
-    def merge_sql(self, snapshot: Path) -> str:
+    def merge_sql(self, snapshot: Path, source: str | None = None) -> str:
         columns = [f.name for f in self.spark.read.parquet(str(snapshot)).schema.fields]
         on = " AND ".join(f"t.{k} = s.{k}" for k in KEYS)
         changed = " OR ".join(f"NOT (t.{c} <=> s.{c})" for c in columns if c not in KEYS)
         return (
-            f"MERGE INTO {table_name('merge')} t USING parquet.`{snapshot}` s ON {on} "
+            f"MERGE INTO {table_name('merge')} t USING {read(snapshot, {'source': source})} s "
+            f"ON {on} "
             f"WHEN MATCHED AND ({changed}) THEN UPDATE SET * "
             f"WHEN NOT MATCHED THEN INSERT * "
             f"WHEN NOT MATCHED BY SOURCE THEN DELETE"
@@ -164,6 +173,11 @@ class Systems:
 
     def count(self, select: str) -> int:
         return int(self.spark.sql(f"SELECT count(*) FROM ({select})").collect()[0][0])
+
+
+def read(snapshot: Path, vars_: dict[str, Any]) -> str:
+    """What the systems read: the Delta table of var ``source``, or the Parquet snapshot."""
+    return vars_.get("source") or f"parquet.`{snapshot}`"
 
 
 def first(metrics: dict[str, int], names: tuple[str, ...]) -> int:

@@ -1,7 +1,7 @@
 """The benchmark end to end at a tiny scale: it runs, and what it reports is sane (every
 correct system equals the snapshot, dbt incremental misses the deletes, an unchanged
-snapshot adds no file to refreshable's table). Its timings are not checked: they live in
-the benchmark's own results, never in tests."""
+snapshot adds no file to refreshable's table, unchanged Delta inputs skip its refresh).
+Its timings are not checked: they live in the benchmark's own results, never in tests."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
             "--scaling",
             "",  # the scaling pass at the main scale factor only: one more point proves nothing
             "--scenarios",
-            "tpch_refresh,no_change",
+            "tpch_refresh,no_change,inputs_unchanged",
             "--no-kill",
             "--results",
             str(results),
@@ -39,9 +39,9 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads((results / "results.json").read_text())
     by = {(r["system"], r["scenario"]): r for r in report["refreshes"]}
-    assert len(by) == 8
+    assert len(by) == 12
     for system in ("refreshable", "table", "merge"):
-        for scenario in ("tpch_refresh", "no_change"):
+        for scenario in ("tpch_refresh", "no_change", "inputs_unchanged"):
             assert by[system, scenario]["correct"], (system, scenario)
     incremental = by["incremental", "tpch_refresh"]
     assert not incremental["correct"] and incremental["rows_missing"] == 0
@@ -51,6 +51,8 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
         changed["rows_inserted"] > 0 and changed["rows_updated"] > 0 and changed["rows_deleted"] > 0
     )
     assert by["refreshable", "no_change"]["files_added"] == 0
+    assert by["refreshable", "no_change"]["engine"]["skipped"] is False, "Parquet: not vouched for"
+    assert by["refreshable", "inputs_unchanged"]["engine"]["skipped"] is True
     assert (
         by["refreshable", "tpch_refresh"]["bytes_added"]
         < by["table", "tpch_refresh"]["bytes_added"]

@@ -1,3 +1,3 @@
 {{ config(materialized='refreshable', unique_key=['l_orderkey', 'l_linenumber'],
           merge_chunk_rows=var('merge_chunk_rows') | int) }}
-select * from parquet.`{{ var('snapshot') }}`
+select * from {{ bench_input() }}

@@ -1,2 +1,2 @@
 {{ config(materialized='table', file_format='delta') }}
-select * from parquet.`{{ var('snapshot') }}`
+select * from {{ bench_input() }}
