@@ -214,8 +214,9 @@ class RefreshRun:
         ago, or nothing it read changed since. None: refresh. Only a state at rest (IDLE)
         is skipped: a cycle to resume or recover always runs."""
         config = self.config
-        if config.refresh_every is None and not config.skip_unchanged_inputs:
-            return None
+        may_skip_unchanged = config.skip_unchanged_inputs and self.sql is not None
+        if config.refresh_every is None and not may_skip_unchanged:
+            return None  # a Python model, or skipping is off: no state read
         state = self.lease.read()
         if state.current_phase is not Phase.IDLE or state.last_completed_at is None:
             return None
