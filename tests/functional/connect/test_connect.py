@@ -40,15 +40,18 @@ pytestmark = pytest.mark.subprocess
 SERVER_SCRIPT = ROOT / "scripts" / "connect_server.py"
 LOCK_HELD = "is being refreshed by"
 TAKEN_OVER_LOCK_TIMEOUT = 15
+# Day 1 builds every model in one chunk. Run with SMALL_CHUNKS, a model refreshes in chunks of
+# a few rows (day 2 changes 63 of them): it stays mid-merge long enough to be raced or
+# interrupted, and its resumption has a few chunks left.
+SMALL_CHUNKS = "small_chunks: true"
 MODELS = {
-    # many small chunks: a refresh stays mid-merge long enough to be raced or interrupted
-    "raced": refreshable_model(vnodes=8, merge_chunk_rows=8),
+    "raced": refreshable_model(vnodes=8, small_chunks=8),
     "left": refreshable_model(vnodes=8),
     "right": refreshable_model(vnodes=8),
-    "killed": refreshable_model(vnodes=8, merge_chunk_rows=8),
-    "restarted": refreshable_model(vnodes=16, small_chunks=4),
+    "killed": refreshable_model(vnodes=8, small_chunks=8),
+    "restarted": refreshable_model(vnodes=16, small_chunks=8),
     "taken_over": refreshable_model(
-        vnodes=32, small_chunks=3, lock_timeout=TAKEN_OVER_LOCK_TIMEOUT
+        vnodes=16, small_chunks=8, lock_timeout=TAKEN_OVER_LOCK_TIMEOUT
     ),
 }
 
@@ -100,7 +103,10 @@ def dbt(project, *args: str, fault: str | None = None) -> subprocess.CompletedPr
 
 
 def assert_tables_match(project, expect: dict[str, int]) -> None:
-    checked = dbt(project, "test", "--vars", json.dumps({"expect": expect}))
+    """`dbt test` of the models in `expect`: each holds its day's rows, and its
+    refreshable_matches_snapshot passes."""
+    selected = ("matches_expected", *expect)
+    checked = dbt(project, "test", "--select", *selected, "--vars", json.dumps({"expect": expect}))
     assert checked.returncode == 0, checked.stdout[-3000:]
 
 
@@ -138,7 +144,7 @@ def interrupt_mid_merge(project, model: str, interrupt) -> tuple[int, str]:
     """Refresh `model` to day 2 in small chunks and call `interrupt()` once the first is
     merged; the run's exit code and output."""
     root, env = project
-    vars_ = "{day: 2, small_chunks: true}"
+    vars_ = f"{{day: 2, {SMALL_CHUNKS}}}"
     running = start_dbt(root, env, "run", "--select", model, "--vars", vars_)
     running.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
     interrupt()
@@ -147,7 +153,7 @@ def interrupt_mid_merge(project, model: str, interrupt) -> tuple[int, str]:
 
 
 def test_of_two_processes_refreshing_one_model_exactly_one_refreshes(project):
-    run = ("run", "--select", "raced", "--vars", "day: 2")
+    run = ("run", "--select", "raced", "--vars", f"{{day: 2, {SMALL_CHUNKS}}}")
     outcomes = run_together(project, [run, run])
     codes = sorted(code for code, _, _ in outcomes)
     assert codes == [0, 1], [output[-2000:] for _, output, _ in outcomes]
@@ -182,9 +188,8 @@ def test_processes_refreshing_different_models_do_not_wait_for_each_other(projec
 
 
 def test_a_process_killed_mid_merge_is_resumed_by_the_next(project):
-    crashed = dbt(
-        project, "run", "--select", "killed", "--vars", "day: 2", fault="chunk_done@2:kill"
-    )
+    vars_ = f"{{day: 2, {SMALL_CHUNKS}}}"
+    crashed = dbt(project, "run", "--select", "killed", "--vars", vars_, fault="chunk_done@2:kill")
     assert crashed.returncode == -signal.SIGKILL, crashed.stdout[-3000:]
     resumed = dbt(project, "run", "--select", "killed", "--vars", "day: 3")
     assert resumed.returncode == 0, resumed.stdout[-3000:]
@@ -210,7 +215,7 @@ def test_a_process_paused_past_its_lease_writes_nothing_when_it_goes_on(project)
     the lease over and finishes the cycle, a third refreshes to day 3. SIGCONT the first:
     it stops with its lease lost, and its chunks (day 2's rows) never reach main."""
     root, env = project
-    vars_ = "{day: 2, small_chunks: true}"
+    vars_ = f"{{day: 2, {SMALL_CHUNKS}}}"
     paused = start_dbt(root, env, "run", "--select", "taken_over", "--vars", vars_)
     paused.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
     paused.process.send_signal(signal.SIGSTOP)

@@ -37,8 +37,8 @@ SEED = int(os.environ.get("REFRESHABLE_DIFF_SEED", "20261122"))
 CASES_PER_MODEL = 51
 FEATURES_OFF = [f for f in os.environ.get("REFRESHABLE_DIFF_FEATURES_OFF", "").split(",") if f]
 MODELS = math.ceil(CASES / CASES_PER_MODEL)
-# small chunks: every refresh applies its changes in several chunks
-CHUNK_ROWS = 100
+# small chunks: every refresh (400-640 changed rows) applies its changes in two or three chunks
+CHUNK_ROWS = 250
 
 
 def collected(rows: list[Any], key_count: int) -> dict[Any, tuple]:

@@ -29,6 +29,8 @@ from tests.support.profiles import subprocess_env
 pytestmark = pytest.mark.subprocess
 
 MODELS = ["killed_mid_merge", "killed_from_outside"]
+# day 1 builds each model in one chunk; day 2's 63 changed rows merge in three
+DAY_2_IN_CHUNKS = "{day: 2, small_chunks: true}"
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def dbt_project(tmp_path_factory):
     root = write_project(
         tmp_path_factory.mktemp("kill-project"),
         "kill_tests",
-        {name: refreshable_model(vnodes=8, merge_chunk_rows=30) for name in MODELS},
+        {name: refreshable_model(vnodes=8, small_chunks=30) for name in MODELS},
     )
     env = subprocess_env(tmp_path_factory.mktemp("kill-data"))
     env["DBT_REFRESHABLE_SCHEMA"] = "kill_tests"
@@ -52,7 +54,7 @@ def dbt(project, *args: str, fault: str | None = None) -> subprocess.CompletedPr
 def kill_from_outside_mid_merge(project, model: str) -> None:
     """Start a refresh and SIGKILL it as soon as its first chunk is merged."""
     root, env = project
-    running = start_dbt(root, env, "run", "--select", model, "--vars", "day: 2")
+    running = start_dbt(root, env, "run", "--select", model, "--vars", DAY_2_IN_CHUNKS)
     running.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
     running.process.send_signal(signal.SIGKILL)
     code = running.wait(timeout=60)
@@ -65,7 +67,7 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
 
     crashed = dbt(
         dbt_project,
-        *("run", "--select", "killed_mid_merge", "--vars", "day: 2"),
+        *("run", "--select", "killed_mid_merge", "--vars", DAY_2_IN_CHUNKS),
         fault="chunk_committed@2:kill",
     )
     assert crashed.returncode == -signal.SIGKILL, crashed.stdout[-3000:]

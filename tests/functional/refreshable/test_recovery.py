@@ -13,6 +13,9 @@ from tests.functional.refreshable.engine_harness import EngineModel
 OLD = [(i, f"old {i}") for i in range(0, 120)]
 NEW = [(i, f"new {i}" if i % 3 == 0 else f"old {i}") for i in range(20, 150)]  # -20 +30 ~34
 NEWER = [(i, f"newer {i}") for i in range(40, 160)]
+# the refreshes around the one that crashes merge in one chunk: only the crashed cycle's
+# chunks matter
+ONE_CHUNK = 1_000_000
 
 
 class RecordingSnapshot:
@@ -30,7 +33,7 @@ class RecordingSnapshot:
 def model(spark):
     """A model merged in 3 or more chunks (8 vnodes, <= 30 changed rows a chunk), refreshed once."""
     model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=30)
-    model.refresh(OLD)
+    model.refresh(OLD, merge_chunk_rows=ONE_CHUNK)
     return model
 
 
@@ -59,7 +62,7 @@ def test_crash_during_load_discards_staging_and_starts_a_new_cycle(model, monkey
     assert state.phase == "REFRESHING", "the load never finished: still REFRESHING"
     assert model.main() == sorted(OLD), "main untouched by a partial load"
     snapshot = RecordingSnapshot(model, NEWER)
-    result = model.refresh(snapshot)
+    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
     assert snapshot.calls == 1 and result["resumed"] is False
     assert model.main() == sorted(NEWER)
     assert model.state().refresh_id is None and model.state().phase == "IDLE"
@@ -83,7 +86,8 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
     assert result["chunks_total"] == planned.chunks_total
     assert result["chunks_done"] == planned.chunks_total - already_done
     # and the next run is an ordinary cycle again
-    assert model.refresh(NEWER)["resumed"] is False and model.main() == sorted(NEWER)
+    newer = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
+    assert newer["resumed"] is False and model.main() == sorted(NEWER)
 
 
 def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatch):
@@ -116,7 +120,7 @@ def test_a_cleanup_left_by_0_1_0_is_finished_before_a_new_cycle(model, spark, mo
     crash(model, monkeypatch, "merged", NEW)
     spark.sql(f"UPDATE {model.tables.state} SET phase = 'CLEANUP'")
     snapshot = RecordingSnapshot(model, NEWER)
-    result = model.refresh(snapshot)
+    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
     assert snapshot.calls == 1, "after finishing the cleanup, a new cycle runs"
     assert model.main() == sorted(NEWER)
     gone = {r[0] for r in NEW} - {r[0] for r in NEWER}

@@ -22,12 +22,13 @@ from tests.functional.refreshable.engine_harness import EngineModel
 
 DAY1 = [(i, f"one {i}") for i in range(40)]
 DAY2 = [(i, f"two {i}" if i % 2 else f"one {i}") for i in range(10, 60)]
+ONE_CHUNK = 1_000_000  # day 1 is built in one chunk; day 2 merges in chunks of 10 rows
 
 
 @pytest.fixture
 def model(spark):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10)
-    model.refresh(DAY1)
+    model.refresh(DAY1, merge_chunk_rows=ONE_CHUNK)
     return model
 
 
@@ -92,7 +93,7 @@ def status(model: EngineModel) -> str:
 def test_item7_status_in_every_phase(spark, monkeypatch):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10)
     assert "not built yet" in status(model)
-    model.refresh(DAY1)
+    model.refresh(DAY1, merge_chunk_rows=ONE_CHUNK)
     assert f"{model.tables.display}: IDLE" in status(model)
     crash(model, monkeypatch, "loading", DAY2)
     assert ": REFRESHING" in status(model)
