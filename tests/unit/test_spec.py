@@ -86,3 +86,44 @@ def test_refresh_every_reads_durations(value, seconds):
 def test_refresh_every_refuses_what_is_not_a_duration(value):
     with pytest.raises(ConfigError, match="refresh_every must be"):
         RefreshConfig.from_model_config({"unique_key": "id", "refresh_every": value})
+
+
+def test_main_layout_and_properties_are_read_as_dbt_users_write_them():
+    config = RefreshConfig.from_model_config(
+        {
+            "unique_key": "id",
+            "partition_by": "region",
+            "tblproperties": {"delta.logRetentionDuration": "interval 60 days", "n": 3, "b": True},
+        }
+    )
+    assert config.partition_by == ("region",) and config.cluster_by == ()
+    assert config.tblproperties == {
+        "delta.logRetentionDuration": "interval 60 days",
+        "n": "3",
+        "b": "true",
+    }
+    assert config.to_dict()["partition_by"] == ["region"]
+    for name in ("liquid_clustered_by", "cluster_by"):
+        clustered = RefreshConfig.from_model_config({"unique_key": "id", name: ["a", " b "]})
+        assert clustered.cluster_by == ("a", "b") and clustered.partition_by == ()
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"partition_by": "a", "liquid_clustered_by": "b"}, "either partitioned or clustered"),
+        ({"liquid_clustered_by": "a", "cluster_by": "b"}, "two names of one setting"),
+        ({"partition_by": ["a", "A"]}, "partition_by lists a column twice"),
+        ({"partition_by": 3}, "partition_by must be a column name"),
+        ({"cluster_by": [""]}, "cluster_by must be a column name"),
+        ({"tblproperties": "delta.x=1"}, "tblproperties must be a mapping"),
+        ({"tblproperties": {"k": [1]}}, "is not a property name with a text"),
+        ({"tblproperties": {"delta.columnMapping.mode": "none"}}, "column mapping by name"),
+        ({"tblproperties": {"delta.enableChangeDataFeed": "true"}}, "change_data_feed: true"),
+        ({"tblproperties": {"dbt_refreshable.bookkeeping": "true"}}, "its own marker"),
+        ({"location_root": "/lake/x"}, "location_root .* is not supported"),
+    ],
+)
+def test_bad_layout_configs_say_what_to_change(config, message):
+    with pytest.raises(ConfigError, match=message):
+        RefreshConfig.from_model_config({"unique_key": "id", **config})

@@ -11,7 +11,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 ORDERS_SQL = """
 {{ config(materialized='refreshable', unique_key=['order_id', 'line'], vnodes=4,
-          change_data_feed=true) }}
+          change_data_feed=true, partition_by='line', tblproperties={'owner_team': 'orders'}) }}
 {% set day = var('day', 1) | int %}
 select cast(id as int) as order_id, cast(line as int) as line,
        case when {{ day }} = 2 and id = 2 then 'shipped' else 'open' end as status
@@ -44,6 +44,15 @@ models:
 """
 
 
+def assert_orders_layout(project) -> None:
+    """orders' partition_by and tblproperties are on its table."""
+    main = f"{project.test_schema}.orders"
+    detail = project.run_sql(f"describe detail {main}", fetch="one")
+    assert list(detail["partitionColumns"]) == ["line"]
+    properties = dict(project.run_sql(f"show tblproperties {main}", fetch="all"))
+    assert properties["owner_team"] == "orders"
+
+
 def response(results, name):
     return next(r.adapter_response for r in results if r.node.name == name)
 
@@ -65,6 +74,7 @@ class TestRefreshableModels:
         assert response(results, "order_counts")["rows_inserted"] == 3
         assert "REFRESHED +4 ~0 -0 =0 in 1/1 chunk(s)" in output
         assert "merged chunk 1/1" in output, "progress lines in dbt's output"
+        assert_orders_layout(project)
         run_dbt(["test"])
 
         results = run_dbt(["run", "--vars", "day: 2"])
@@ -124,6 +134,7 @@ class TestRefreshableModels:
         # --full-refresh rebuilds all four tables from the snapshot
         results = run_dbt(["run", "--full-refresh", "--select", "orders", "--vars", "day: 2"])
         assert response(results, "orders")["rows_inserted"] == 4
+        assert_orders_layout(project)
         run_dbt(["test", "--select", "orders"])
 
     def test_operations_show_state_and_unlock(self, project):

@@ -66,6 +66,9 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     create_or_evolve_main,
     drop_all,
     ensure_state_table,
+    layout_columns,
+    layout_drift,
+    table_detail,
     table_exists,
     table_format,
     table_id,
@@ -349,12 +352,14 @@ class RefreshRun:
             self.report.say(f"loading the snapshot into staging (cycle {refresh_id})")
             frame = load.as_spark_frame(spark, snapshot())
             plan = load.plan_for(spark, frame, tables, config, main_exists)
+            main_detail = table_detail(spark, tables.main) if main_exists else None
+            self._check_layout(plan, main_detail)
             load.write_staging(frame, tables, plan, config.vnodes)
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
             staged = load.summarize_staging(spark, tables, plan.keys)
             base_version = main_version(spark, tables) if main_exists else None
-            main_id = table_id(spark, tables.main) if main_exists else None
+            main_id = None if main_detail is None else str(main_detail["id"])
             with diff.change_set(spark, tables, plan, config.vnodes, base_version) as found:
                 counts = found.counts
                 load.check_delete_guards(
@@ -415,7 +420,7 @@ class RefreshRun:
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
         with self.clock.measure("merge"), engine_commit(self.spark, schema_tag(state.refresh_id)):
-            create_or_evolve_main(self.spark, self.tables, plan, self.config.change_data_feed)
+            create_or_evolve_main(self.spark, self.tables, plan, self.config)
         with self.clock.measure("bookkeeping"):
             main_as_merged = self._main_as_merged(stored)
             history = MainHistory.since(self.spark, self.tables, base_version)
@@ -495,6 +500,16 @@ class RefreshRun:
                 ),
                 last_inputs=recorded_inputs,
             )
+
+    def _check_layout(self, plan: SchemaPlan, main_detail: Any) -> None:
+        """Refuse a partition_by or clustering main could not be created with, before the
+        load writes anything; say so when an existing main's layout differs from it."""
+        if main_detail is None:
+            layout_columns(plan, self.config)
+        elif self.config.partition_by or self.config.cluster_by:
+            drift = layout_drift(main_detail, self.config)
+            if drift is not None:
+                self.report.say(f"main keeps its layout: {drift}")
 
     def _main_as_merged(self, stored: dict[str, Any]) -> tuple[str, str] | None:
         """Main's table id and schema, read before the cycle's history is checked, for the

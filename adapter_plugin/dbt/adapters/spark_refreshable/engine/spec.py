@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
@@ -24,6 +24,22 @@ DEFAULTS: dict[str, Any] = {
     "merge_time_budget": None,
     "refresh_every": None,
     "skip_unchanged_inputs": True,
+}
+# main's layout and properties, as dbt-spark and dbt-databricks users write them (unset:
+# none); liquid_clustered_by and cluster_by are two names of one setting
+LAYOUT_KEYS = (
+    "partition_by",
+    "liquid_clustered_by",
+    "cluster_by",
+    "tblproperties",
+    "location_root",
+)
+# table properties the engine sets on main itself: a model cannot override them
+ENGINE_PROPERTIES = {
+    "delta.columnmapping.mode": "column mapping by name is what lets main take any column name",
+    "delta.minreaderversion": "the engine sets the protocol main needs",
+    "delta.minwriterversion": "the engine sets the protocol main needs",
+    "delta.enablechangedatafeed": "set the config change_data_feed: true instead",
 }
 # refresh_every's units, in seconds
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -47,6 +63,9 @@ class RefreshConfig:
     merge_time_budget: float | None = DEFAULTS["merge_time_budget"]
     refresh_every: float | None = DEFAULTS["refresh_every"]  # seconds
     skip_unchanged_inputs: bool = DEFAULTS["skip_unchanged_inputs"]
+    partition_by: tuple[str, ...] = ()
+    cluster_by: tuple[str, ...] = ()  # liquid clustering
+    tblproperties: dict[str, str] = field(default_factory=dict)
 
     @property
     def heartbeat_interval(self) -> float:
@@ -57,7 +76,7 @@ class RefreshConfig:
     def from_model_config(cls, config: dict[str, Any]) -> RefreshConfig:
         """Validate a model's config; raise :class:`ConfigError` naming the key, the bad
         value and what is accepted."""
-        values = {k: config.get(k) for k in (*DEFAULTS, "unique_key")}
+        values = {k: config.get(k) for k in (*DEFAULTS, *LAYOUT_KEYS, "unique_key")}
         values = {k: (DEFAULTS.get(k) if v is None else v) for k, v in values.items()}
         return cls(
             unique_key=_unique_key(values["unique_key"]),
@@ -73,11 +92,14 @@ class RefreshConfig:
             skip_unchanged_inputs=_boolean(
                 "skip_unchanged_inputs", values["skip_unchanged_inputs"]
             ),
+            **_layout(values),
         )
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
         values["unique_key"] = list(self.unique_key)
+        values["partition_by"] = list(self.partition_by)
+        values["cluster_by"] = list(self.cluster_by)
         return values
 
 
@@ -102,6 +124,76 @@ def _unique_key(value: Any) -> tuple[str, ...]:
             f"unique_key {reserved} uses the engine's reserved prefix {RESERVED_PREFIX}."
         )
     return tuple(keys)
+
+
+def _layout(values: dict[str, Any]) -> dict[str, Any]:
+    """partition_by, liquid clustering (liquid_clustered_by, or its other name cluster_by)
+    and tblproperties, checked; location_root refused."""
+    if values["location_root"] is not None:
+        raise ConfigError(
+            f"location_root ({values['location_root']!r}) is not supported by refreshable "
+            f"models: main is a managed table of the schema's location. Leave location_root "
+            f"unset for this model (e.g. `+location_root: null` for it in dbt_project.yml)."
+        )
+    partition_by = _column_names("partition_by", values["partition_by"])
+    liquid = _column_names("liquid_clustered_by", values["liquid_clustered_by"])
+    cluster_by = _column_names("cluster_by", values["cluster_by"])
+    if liquid and cluster_by and [c.lower() for c in liquid] != [c.lower() for c in cluster_by]:
+        raise ConfigError(
+            f"liquid_clustered_by {list(liquid)} and cluster_by {list(cluster_by)} are two "
+            f"names of one setting and differ: set one of them."
+        )
+    clustering = liquid or cluster_by
+    if partition_by and clustering:
+        raise ConfigError(
+            f"partition_by {list(partition_by)} and liquid clustering {list(clustering)} are "
+            f"both set: a Delta table is either partitioned or clustered. Keep one."
+        )
+    return {
+        "partition_by": partition_by,
+        "cluster_by": clustering,
+        "tblproperties": _tblproperties(values["tblproperties"]),
+    }
+
+
+def _column_names(name: str, value: Any) -> tuple[str, ...]:
+    """A column name or a list of them (none: empty)."""
+    if value is None or value == []:
+        return ()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not all(
+        isinstance(n, str) and n.strip() for n in names
+    ):
+        raise ConfigError(f"{name} must be a column name or a list of them, got {value!r}.")
+    names = [n.strip() for n in names]
+    if len({n.lower() for n in names}) != len(names):
+        raise ConfigError(f"{name} lists a column twice: {names}.")
+    return tuple(names)
+
+
+def _tblproperties(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"tblproperties must be a mapping of property names to values, e.g. "
+            f"{{'delta.logRetentionDuration': 'interval 60 days'}}; got {value!r}."
+        )
+    properties = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.strip() or isinstance(item, dict | list):
+            raise ConfigError(
+                f"tblproperties: {key!r}: {item!r} is not a property name with a text, number "
+                f"or true/false value."
+            )
+        why = ENGINE_PROPERTIES.get(key.strip().lower())
+        if why is not None or key.strip().lower().startswith("dbt_refreshable."):
+            raise ConfigError(
+                f"tblproperties sets {key!r}, which the engine owns on main "
+                f"({why or 'its own marker'}). Remove it from the model's tblproperties."
+            )
+        properties[key.strip()] = str(item).lower() if isinstance(item, bool) else str(item)
+    return properties
 
 
 def _integer(name: str, value: Any, low: int, high: int | None) -> int:

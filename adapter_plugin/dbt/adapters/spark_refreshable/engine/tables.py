@@ -2,8 +2,10 @@
 
 Main is a Delta table with deletion vectors on (a refresh that changes few rows writes
 few bytes) and column mapping by name (so ``sync_all_columns`` can drop columns); change
-data feed on request. A main table that already exists as a Delta table (say, built by
-the ``table`` materialization) is adopted as it is.
+data feed on request. The model's ``partition_by`` or liquid clustering shape main when it
+is created; its ``tblproperties`` are set then and on every cycle that finds them changed.
+A main table that already exists as a Delta table (say, built by the ``table``
+materialization) is adopted as it is.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import ArrayType, MapType, StructField, StructType
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import (
@@ -21,6 +23,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
     VNODE_COLUMN,
     ModelTables,
 )
+from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
     column_list,
     ident,
@@ -65,9 +68,14 @@ def table_version(spark: Any, name: str) -> int:
     return int(spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"])
 
 
+def table_detail(spark: Any, name: str) -> Any:
+    """DESCRIBE DETAIL's row of a Delta table (id, partitionColumns, clusteringColumns...)."""
+    return spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]
+
+
 def table_id(spark: Any, name: str) -> str:
     """A Delta table's id: it changes when the table is dropped and created again."""
-    return str(spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["id"])
+    return str(table_detail(spark, name)["id"])
 
 
 def table_format(spark: Any, name: str) -> str:
@@ -259,24 +267,92 @@ def columns_of(spark: Any, name: str) -> StructType:
     return spark.table(name).schema
 
 
+def layout_columns(plan: SchemaPlan, config: RefreshConfig) -> tuple[str, list[str]]:
+    """Main's layout clause (PARTITIONED BY or CLUSTER BY, or none) and its columns spelled
+    as in ``plan``. Raise :class:`ConfigError` for a column the snapshot does not have or
+    of a type a layout cannot use; checked before the load writes anything."""
+    setting, wanted = (
+        ("partition_by", config.partition_by)
+        if config.partition_by
+        else ("liquid_clustered_by", config.cluster_by)
+    )
+    if not wanted:
+        return "", []
+    fields = {f.name.lower(): f for f in plan.schema.fields}
+    missing = [c for c in wanted if c.lower() not in fields]
+    if missing:
+        raise ConfigError(
+            f"{setting} names column(s) {missing} that the model does not return. Its "
+            f"columns: {plan.columns}. Fix {setting} in the model's config."
+        )
+    nested = [
+        f"{fields[c.lower()].name} ({type_sql(fields[c.lower()].dataType)})"
+        for c in wanted
+        if isinstance(fields[c.lower()].dataType, StructType | ArrayType | MapType)
+    ]
+    if nested:
+        raise ConfigError(
+            f"{setting} names column(s) {nested} of a nested type, which Delta cannot "
+            f"{'partition' if config.partition_by else 'cluster'} by. Use other columns."
+        )
+    clause = "PARTITIONED BY" if config.partition_by else "CLUSTER BY"
+    return clause, [fields[c.lower()].name for c in wanted]
+
+
+def layout_drift(detail: Any, config: RefreshConfig) -> str | None:
+    """How an existing main's partitioning or clustering (DESCRIBE DETAIL's row) differs from
+    the model's config, if it does. Layout applies when main is created."""
+    found = {
+        "partition_by": list(detail["partitionColumns"] or []),
+        "liquid_clustered_by": list(_clustering_columns(detail)),
+    }
+    wanted = {
+        "partition_by": list(config.partition_by),
+        "liquid_clustered_by": list(config.cluster_by),
+    }
+    differing = [
+        f"{setting} is {wanted[setting] or 'unset'}, main has {found[setting] or 'none'}"
+        for setting in found
+        if [c.lower() for c in found[setting]] != [c.lower() for c in wanted[setting]]
+    ]
+    if not differing:
+        return None
+    return (
+        f"{'; '.join(differing)}. Layout is set when main is created: run "
+        f"`dbt run --full-refresh --select <model>` to rebuild main with it"
+    )
+
+
+def _clustering_columns(detail: Any) -> list[str]:
+    try:
+        return list(detail["clusteringColumns"] or [])
+    except (KeyError, ValueError):  # a Delta without liquid clustering
+        return []
+
+
 def create_or_evolve_main(
-    spark: Any, tables: ModelTables, plan: SchemaPlan, change_data_feed: bool
+    spark: Any, tables: ModelTables, plan: SchemaPlan, config: RefreshConfig
 ) -> None:
-    """Make main exist with the planned columns. Idempotent: a resumed merge calls it again."""
-    properties = dict(MAIN_PROPERTIES)
-    if change_data_feed:
+    """Make main exist with the planned columns, layout and properties. Idempotent: a
+    resumed merge calls it again."""
+    properties = {**MAIN_PROPERTIES, **config.tblproperties}
+    if config.change_data_feed:
         properties["delta.enableChangeDataFeed"] = "true"
     if not table_exists(spark, tables.main):
+        clause, columns = layout_columns(plan, config)
+        layout = f"{clause} ({', '.join(ident(c) for c in columns)}) " if clause else ""
         spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {tables.main} USING delta "
+            f"CREATE TABLE IF NOT EXISTS {tables.main} USING delta {layout}"
             f"TBLPROPERTIES ({properties_sql(properties)}) "
             f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
         )
         return
     current = {name.lower() for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
-    if change_data_feed or plan.drop:
+    if config.change_data_feed or plan.drop:
         spark.sql(f"ALTER TABLE {tables.main} SET TBLPROPERTIES ({properties_sql(wanted)})")
+    elif config.tblproperties:
+        _set_changed_properties(spark, tables.main, config.tblproperties)
     to_add = [(n, t) for n, t in plan.add if n.lower() not in current]
     if to_add:
         spark.sql(
@@ -289,3 +365,12 @@ def create_or_evolve_main(
         spark.sql(
             f"ALTER TABLE {tables.main} DROP COLUMNS ({', '.join(ident(n) for n in to_drop)})"
         )
+
+
+def _set_changed_properties(spark: Any, name: str, properties: dict[str, str]) -> None:
+    """Set those of ``properties`` that main does not hold with that value (no commit when
+    none changed)."""
+    current = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+    changed = {k: v for k, v in properties.items() if current.get(k) != v}
+    if changed:
+        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties_sql(changed)})")

@@ -1,0 +1,119 @@
+"""Main's layout and properties from the configs dbt-spark and dbt-databricks users write:
+`partition_by`, liquid clustering (`liquid_clustered_by` / `cluster_by`) and `tblproperties`
+are on main after the first refresh, after a second one, and after a crashed cycle's
+resume; a layout main cannot have is refused before anything is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from dbt.adapters.spark_refreshable.engine.report import ProgressReporter
+from dbt.adapters.spark_refreshable.engine.tables import table_exists
+from tests.functional.refreshable.engine_harness import EngineModel
+
+DDL = "id INT, region STRING, value STRING"
+DAY1 = [(i, f"r{i % 3}", f"one {i}") for i in range(30)]
+DAY2 = [(i, f"r{i % 3}", f"two {i}" if i % 2 else f"one {i}") for i in range(10, 40)]
+DAY3 = [(i, f"r{i % 4}", f"three {i}") for i in range(20, 50)]
+
+
+def detail(model: EngineModel) -> Any:
+    return model.spark.sql(f"DESCRIBE DETAIL {model.tables.main}").collect()[0]
+
+
+def properties(model: EngineModel) -> dict[str, str]:
+    rows = model.spark.sql(f"SHOW TBLPROPERTIES {model.tables.main}").collect()
+    return {r["key"]: r["value"] for r in rows}
+
+
+def crash_then_resume(model: EngineModel, monkeypatch, rows: list[tuple]) -> None:
+    """A cycle that crashes after its first chunk, and the run that resumes it."""
+    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
+    with pytest.raises(InjectedFault):
+        model.refresh(rows, merge_chunk_rows=5)
+    monkeypatch.delenv(FAULT_ENV)
+    assert model.refresh(rows)["resumed"] is True
+
+
+@pytest.mark.parametrize(
+    ("config", "field", "expected"),
+    [
+        ({"partition_by": "region"}, "partitionColumns", ["region"]),
+        ({"liquid_clustered_by": ["REGION", "id"]}, "clusteringColumns", ["region", "id"]),
+        ({"cluster_by": "id"}, "clusteringColumns", ["id"]),
+    ],
+)
+def test_layout_stays_through_refreshes_and_a_resume(spark, monkeypatch, config, field, expected):
+    model = EngineModel(spark, DDL, unique_key="id", **config)
+    for refresh in (
+        lambda: model.refresh(DAY1),
+        lambda: model.refresh(DAY2),
+        lambda: crash_then_resume(model, monkeypatch, DAY3),
+    ):
+        refresh()
+        assert list(detail(model)[field]) == expected
+    assert model.main() == sorted(DAY3)
+
+
+def test_tblproperties_are_set_changed_and_kept(spark, monkeypatch):
+    model = EngineModel(
+        spark, DDL, unique_key="id", tblproperties={"team": "sales", "delta.appendOnly": False}
+    )
+    model.refresh(DAY1)
+    found = properties(model)
+    assert found["team"] == "sales" and found["delta.appendOnly"] == "false"
+    assert found["delta.enableDeletionVectors"] == "true", "the engine's own stay"
+    model.config["tblproperties"] = {"team": "finance"}
+    model.refresh(DAY2)
+    assert properties(model)["team"] == "finance"
+    version = model.version()
+    model.refresh(DAY2)  # nothing changed: neither rows nor properties, no commit
+    assert model.version() == version
+    crash_then_resume(model, monkeypatch, DAY3)
+    assert properties(model)["team"] == "finance" and model.main() == sorted(DAY3)
+
+
+@pytest.mark.parametrize(
+    ("ddl", "config", "message"),
+    [
+        (DDL, {"partition_by": "zone"}, r"partition_by names column\(s\) \['zone'\]"),
+        (DDL, {"cluster_by": ["id", "nope"]}, r"liquid_clustered_by names column\(s\) \['nope'\]"),
+        (
+            "id INT, region STRUCT<a: INT>, value STRING",
+            {"partition_by": "region"},
+            r"region \(struct<a:int>\)\] of a nested type",
+        ),
+    ],
+)
+def test_a_layout_main_cannot_have_is_refused_before_anything_is_written(
+    spark, ddl, config, message
+):
+    model = EngineModel(spark, ddl, unique_key="id", **config)
+    rows = [(1, (1,), "x")] if "STRUCT" in ddl else DAY1
+    with pytest.raises(ConfigError, match=message):
+        model.refresh(rows)
+    assert not table_exists(spark, model.tables.main)
+    assert not table_exists(spark, model.tables.staging)
+    assert model.state().phase == "IDLE"
+
+
+def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):
+    said: list[str] = []
+    say = ProgressReporter.say
+    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh(DAY1)
+    model.config["partition_by"] = "region"
+    model.refresh(DAY2)
+    assert list(detail(model)["partitionColumns"]) == []
+    assert any(
+        "partition_by is ['region'], main has none" in m and "--full-refresh" in m for m in said
+    ), said
+    assert model.main() == sorted(DAY2)
+    model.refresh(DAY3, full_refresh=True)
+    assert list(detail(model)["partitionColumns"]) == ["region"]
+    assert model.main() == sorted(DAY3)
