@@ -31,10 +31,11 @@ def properties(model: EngineModel) -> dict[str, str]:
 
 
 def crash_then_resume(model: EngineModel, monkeypatch, rows: list[tuple]) -> None:
-    """A cycle that crashes after its first chunk, and the run that resumes it."""
+    """A cycle that crashes after its first chunk (of two or three), and the run that
+    resumes it."""
     monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
     with pytest.raises(InjectedFault):
-        model.refresh(rows, merge_chunk_rows=5)
+        model.refresh(rows, merge_chunk_rows=15)
     monkeypatch.delenv(FAULT_ENV)
     assert model.refresh(rows)["resumed"] is True
 
@@ -85,7 +86,7 @@ def test_tblproperties_are_set_changed_and_kept(spark, monkeypatch):
         (
             "id INT, region STRUCT<a: INT>, value STRING",
             {"partition_by": "region"},
-            r"region \(struct<a:int>\)\] of a nested type",
+            r"\['region \(STRUCT<`a`: int>\)'\] of a nested type",
         ),
     ],
 )

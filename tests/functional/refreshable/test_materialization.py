@@ -11,7 +11,8 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 ORDERS_SQL = """
 {{ config(materialized='refreshable', unique_key=['order_id', 'line'], vnodes=4,
-          change_data_feed=true, partition_by='line', tblproperties={'owner_team': 'orders'}) }}
+          change_data_feed=true, liquid_clustered_by='order_id',
+          tblproperties={'owner_team': 'orders'}) }}
 {% set day = var('day', 1) | int %}
 select cast(id as int) as order_id, cast(line as int) as line,
        case when {{ day }} = 2 and id = 2 then 'shipped' else 'open' end as status
@@ -45,10 +46,10 @@ models:
 
 
 def assert_orders_layout(project) -> None:
-    """orders' partition_by and tblproperties are on its table."""
+    """orders' liquid clustering and tblproperties are on its table."""
     main = f"{project.test_schema}.orders"
     detail = project.run_sql(f"describe detail {main}", fetch="one")
-    assert list(detail["partitionColumns"]) == ["line"]
+    assert list(detail["clusteringColumns"]) == ["order_id"]
     properties = dict(project.run_sql(f"show tblproperties {main}", fetch="all"))
     assert properties["owner_team"] == "orders"
 
