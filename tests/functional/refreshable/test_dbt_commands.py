@@ -1,0 +1,90 @@
+"""dbt's own commands on a refreshable model, as a dbt user runs them: `dbt ls` selects it
+by its materialization, `dbt retry` after a failed refresh resumes it, `dbt build` runs it
+with its tests, `dbt show` previews it, and `dbt docs generate` lists main with its type
+and columns and none of the bookkeeping tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+
+# day 2 updates every third id, deletes 0-9 and inserts 40-49; with `small: true` it merges
+# in chunks of 5 changed rows
+ORDERS_SQL = """
+{{ config(materialized='refreshable', unique_key='id', vnodes=4,
+          merge_chunk_rows=(5 if var('small', false) else 1000000)) }}
+select cast(id as int) as id,
+       concat('v', cast(case when id % 3 = 0 then {{ var('day', 1) }} else 1 end as string))
+         as value
+from range({{ (var('day', 1) | int - 1) * 10 }}, {{ 40 + (var('day', 1) | int - 1) * 10 }})
+  as r(id)
+"""
+SCHEMA_YML = """
+version: 2
+models:
+  - name: orders
+    description: the orders, refreshed
+    data_tests: [refreshable_matches_snapshot]
+    columns:
+      - name: id
+        data_tests: [unique, not_null]
+"""
+
+
+class TestDbtCommands:
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": ORDERS_SQL,
+            "plain.sql": "{{ config(materialized='table') }} select 1 as id",
+            "schema.yml": SCHEMA_YML,
+        }
+
+    def test_ls_selects_refreshable_models_by_materialization(self, project):
+        listed = run_dbt(
+            ["ls", "--resource-type", "model", "--select", "config.materialized:refreshable"]
+        )
+        assert [name.split(".")[-1] for name in listed] == ["orders"]
+
+    def test_retry_resumes_a_failed_refresh(self, project, monkeypatch):
+        run_dbt(["run", "--vars", "day: 1"])
+        monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
+        results = run_dbt(["run", "--vars", "{day: 2, small: true}"], expect_pass=False)
+        failed = {r.node.name: r.status for r in results}
+        assert failed == {"orders": "error", "plain": "success"}, failed
+        monkeypatch.delenv(FAULT_ENV)
+
+        results, output = run_dbt_and_capture(["retry"])
+        assert [r.node.name for r in results] == ["orders"], "retry reruns what failed"
+        response = results[0].adapter_response
+        assert response["resumed"] is True and response["_message"].startswith("RESUMED")
+        assert "resuming the merge of cycle" in output
+
+        results = run_dbt(["build", "--select", "orders", "--vars", "day: 2"])
+        statuses = {r.node.name: str(r.status) for r in results}
+        assert len(statuses) == 4 and set(statuses.values()) <= {"success", "pass"}, statuses
+
+    def test_show_previews_the_model(self, project):
+        results, output = run_dbt_and_capture(["show", "--select", "orders", "--limit", "3"])
+        assert "Previewing node 'orders'" in output, output[-2000:]
+        preview = results.results[0].agate_table
+        assert list(preview.column_names) == ["id", "value"] and len(preview.rows) == 3
+
+    def test_docs_list_main_and_no_bookkeeping(self, project):
+        run_dbt(["docs", "generate"])
+        catalog = json.loads((Path(project.project_root) / "target" / "catalog.json").read_text())
+        nodes = {key.split(".")[-1]: node for key, node in catalog["nodes"].items()}
+        orders = nodes["orders"]
+        assert orders["metadata"]["type"] == "table"
+        assert [c.lower() for c in orders["columns"]] == ["id", "value"]
+        bookkeeping = set(ModelTables(project.test_schema, "orders").identifiers().values())
+        bookkeeping.discard("orders")
+        listed = {node["metadata"]["name"] for node in catalog["nodes"].values()}
+        listed |= {node["metadata"]["name"] for node in catalog["sources"].values()}
+        assert not listed & bookkeeping, listed
