@@ -14,6 +14,7 @@ in FINISHING and is resumed. A lost lease stops the run without touching anythin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
@@ -360,7 +361,11 @@ class RefreshRun:
             staged = load.summarize_staging(spark, tables, plan.keys)
             base_version = main_version(spark, tables) if main_exists else None
             main_id = None if main_detail is None else str(main_detail["id"])
-            with diff.change_set(spark, tables, plan, config.vnodes, base_version) as found:
+        with contextlib.ExitStack() as held:
+            with self.clock.measure("diff"):
+                found = held.enter_context(
+                    diff.change_set(spark, tables, plan, config.vnodes, base_version)
+                )
                 counts = found.counts
                 load.check_delete_guards(
                     tables, config, staged, counts.total("I"), counts.total("D")
@@ -368,8 +373,9 @@ class RefreshRun:
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), config.vnodes, config.merge_chunk_rows
                 )
-                changes_version = None
-                if base_version is not None and counts.total():
+            changes_version = None
+            if base_version is not None and counts.total():
+                with self.clock.measure("fetch"):
                     found.write(files=len(chunks))
                     changes_version = table_version(spark, tables.changes)
         with self.clock.measure("bookkeeping"):
@@ -604,6 +610,8 @@ class RefreshRun:
             "_message": message,
             "rows_affected": r["rows_inserted"] + r["rows_updated"] + r["rows_deleted"],
             "seconds_load": round(seconds["load"], 3),
+            "seconds_diff": round(seconds["diff"], 3),
+            "seconds_fetch": round(seconds["fetch"], 3),
             "seconds_merge": round(seconds["merge"], 3),
             "seconds_bookkeeping": round(seconds["bookkeeping"], 3),
         }
