@@ -15,18 +15,28 @@ SEED = 20261123
 IDS = 60
 DDL = "id INT, v STRING, d DOUBLE"
 
-# what is done between two refreshes -> whether the next diff must read main
-KEEPS_MAIN = {
-    "nothing": False,
-    "set a table property on main": False,
-    "optimize main": False,
-    "update a row of main": True,
-    "delete a row of main": True,
-    "insert a row into main": True,
-    "restore main to an older version": True,
-    "drop staging": True,
-    "rewrite and vacuum staging": True,
-    "change vnodes": True,
+# what is done between two refreshes: (whether the next diff must read main, statements
+# formatted with the tables, a key of main and a random number)
+DISTURBANCES = {
+    "nothing": (False, []),
+    "set a table property on main": (
+        False,
+        ["ALTER TABLE {main} SET TBLPROPERTIES ('team' = '{number}')"],
+    ),
+    "optimize main": (False, ["OPTIMIZE {main}"]),
+    "update a row of main": (True, ["UPDATE {main} SET v = 'outside' WHERE id = {key}"]),
+    "delete a row of main": (True, ["DELETE FROM {main} WHERE id = {key}"]),
+    "insert a row into main": (True, ["INSERT INTO {main} VALUES ({new_key}, 'outside', 0.5)"]),
+    "restore main to an older version": (True, ["RESTORE TABLE {main} TO VERSION AS OF 1"]),
+    "drop staging": (True, ["DROP TABLE {staging}"]),
+    "rewrite and vacuum staging": (
+        True,
+        [
+            "INSERT OVERWRITE {staging} SELECT * FROM {staging} LIMIT 1",
+            "VACUUM {staging} RETAIN 0 HOURS",
+        ],
+    ),
+    "change vnodes": (True, []),
 }
 
 
@@ -43,25 +53,16 @@ def next_snapshot(rng: random.Random, current: dict[int, tuple]) -> dict[int, tu
 
 
 def disturb(model: EngineModel, what: str, rng: random.Random, current: dict) -> None:
-    spark, main, staging = model.spark, model.tables.main, model.tables.staging
-    key = rng.choice(sorted(current)) if current else 0
-    if what == "set a table property on main":
-        spark.sql(f"ALTER TABLE {main} SET TBLPROPERTIES ('team' = '{rng.random()}')")
-    elif what == "optimize main":
-        spark.sql(f"OPTIMIZE {main}")
-    elif what == "update a row of main":
-        spark.sql(f"UPDATE {main} SET v = 'outside' WHERE id = {key}")
-    elif what == "delete a row of main":
-        spark.sql(f"DELETE FROM {main} WHERE id = {key}")
-    elif what == "insert a row into main":
-        spark.sql(f"INSERT INTO {main} VALUES ({IDS + rng.randrange(100)}, 'outside', 0.5)")
-    elif what == "restore main to an older version":
-        spark.sql(f"RESTORE TABLE {main} TO VERSION AS OF 1")
-    elif what == "drop staging":
-        spark.sql(f"DROP TABLE {staging}")
-    elif what == "rewrite and vacuum staging":
-        spark.sql(f"INSERT OVERWRITE {staging} SELECT * FROM {staging} LIMIT 1")
-        spark.sql(f"VACUUM {staging} RETAIN 0 HOURS")
+    for statement in DISTURBANCES[what][1]:
+        model.spark.sql(
+            statement.format(
+                main=model.tables.main,
+                staging=model.tables.staging,
+                key=rng.choice(sorted(current)),
+                new_key=IDS + rng.randrange(100),
+                number=rng.random(),
+            )
+        )
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
     model = EngineModel(spark, DDL, unique_key="id")
     snapshot = next_snapshot(rng, {})
     model.refresh(list(snapshot.values()))
-    plan = rng.sample(sorted(KEEPS_MAIN), len(KEEPS_MAIN))  # each one, in a generated order
+    plan = rng.sample(sorted(DISTURBANCES), len(DISTURBANCES))  # each one, in a generated order
     vnodes = 8
     for what in plan:
         disturb(model, what, rng, snapshot)
@@ -87,4 +88,4 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
         result = model.refresh(list(snapshot.values()), vnodes=vnodes)
         context = f"seed {SEED}, after '{what}'"
         assert model.main() == sorted(snapshot.values()), context
-        assert result["diff_read_main"] is KEEPS_MAIN[what], context
+        assert result["diff_read_main"] is DISTURBANCES[what][0], context
