@@ -55,6 +55,7 @@ class Refresh:
     correct: bool = False
     rows_missing: int = 0
     rows_unexpected: int = 0
+    commits: int = 0  # Delta commits of the refresh, on every table the system keeps
     engine: dict[str, Any] = field(default_factory=dict)  # refreshable's adapter_response
 
     def as_dict(self) -> dict[str, Any]:
@@ -115,7 +116,7 @@ class Systems:
         return source
 
     def refresh(self, system: str, scenario: str, snapshot: Path, **vars_: Any) -> Refresh:
-        before = self.version(system)
+        versions_before = self.versions(system)
         if system == "merge":
             started = time.monotonic()
             self.spark.sql(self.merge_sql(snapshot, vars_.get("source"))).collect()
@@ -125,7 +126,10 @@ class Systems:
             refresh = Refresh(system, scenario, float(result.execution_time))
             if system == "refreshable":
                 refresh.engine = dict(result.adapter_response)
-        self.add_history(refresh, before)
+        self.add_history(refresh, versions_before[table_name(system)])
+        refresh.commits = sum(
+            after - versions_before.get(name, -1) for name, after in self.versions(system).items()
+        )
         self.check(refresh, snapshot)
         return refresh
 
@@ -141,9 +145,20 @@ class Systems:
             f"WHEN NOT MATCHED BY SOURCE THEN DELETE"
         )
 
-    def version(self, system: str) -> int:
-        row = self.spark.sql(f"DESCRIBE HISTORY {table_name(system)} LIMIT 1").collect()[0]
-        return int(row["version"])
+    def versions(self, system: str) -> dict[str, int]:
+        """The Delta version of every table the system keeps (refreshable: main and its
+        bookkeeping tables), by name."""
+        names = [table_name(system)]
+        if system == "refreshable":
+            from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+
+            tables = ModelTables(SCHEMA, MODELS[system])
+            names += [tables.staging, tables.changes, tables.progress, tables.state]
+        return {
+            name: int(self.spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"])
+            for name in names
+            if self.spark.catalog.tableExists(name)
+        }
 
     def add_history(self, refresh: Refresh, before: int) -> None:
         """Sum what the refresh's commits to the table wrote, per Delta's history."""

@@ -25,6 +25,8 @@ class RefreshAdapterResponse(AdapterResponse):
     skipped: bool = False  # by refresh_every, or skip_unchanged_inputs
     refresh_id: str | None = None
     seconds_load: float = 0.0
+    seconds_diff: float = 0.0
+    seconds_fetch: float = 0.0
     seconds_merge: float = 0.0
     seconds_bookkeeping: float = 0.0
 

@@ -7,6 +7,13 @@ with another hash an update. Only the changed rows are then read back from stagi
 their content and written to the changes table, ordered by vnode so that a merge chunk
 reads its own slice of a small table. Unchanged rows never leave staging.
 
+Main's side of the diff need not read main: while main still equals the last completed
+snapshot row for row, that snapshot's keys, vnodes and row hashes are in staging as the
+cycle that loaded it left it (a Delta version the state row records): a :class:`MainIndex`,
+read narrow, instead of every column of main hashed again. The refresh decides when main
+can be trusted so (``RefreshRun._main_index``); the index proves it is that snapshot by its
+row count and content checksum before the diff uses it.
+
 A change set is only valid against main as of its version; ``merge`` checks that before
 each chunk and, when another writer moved main, diffs the chunk's vnodes again with the
 same :func:`diff_sql`: one change criterion for both.
@@ -63,6 +70,38 @@ class ChangeCounts:
         return rows
 
 
+@dataclass(frozen=True)
+class MainIndex:
+    """Main's rows as keys, vnodes and row hashes: the last completed snapshot in staging
+    at ``staging_version``, of ``rows`` rows and content checksum ``checksum``."""
+
+    staging_version: int
+    rows: int
+    checksum: str
+
+    def sql(self, tables: ModelTables, keys: tuple[str, ...], vnode_range: str | None) -> str:
+        """Main's side of the diff: the snapshot's keys are unique, one copy each."""
+        return (
+            f"SELECT {column_list(keys)}, {ident(VNODE_COLUMN)}, {ident(HASH_COLUMN)} AS h, "
+            f"1 AS copies, TRUE AS present "
+            f"FROM {as_of(tables.staging, self.staging_version)} {_in_vnodes(vnode_range)}"
+        )
+
+    def mismatch(self, spark: Any, tables: ModelTables) -> str | None:
+        """Why staging at the version is not the snapshot recorded (rewritten, vacuumed,
+        recreated), or None: it is (same row count and checksum)."""
+        try:
+            found = spark.sql(
+                f"SELECT count(*) AS n, sum(CAST({ident(HASH_COLUMN)} AS DECIMAL(38,0))) AS c "
+                f"FROM {as_of(tables.staging, self.staging_version)}"
+            ).collect()[0]
+        except Exception as error:
+            return f"staging's version {self.staging_version} cannot be read ({error})"[:300]
+        if found["n"] != self.rows or str(int(found["c"] or 0)) != self.checksum:
+            return f"staging's version {self.staging_version} is not the last snapshot"
+        return None
+
+
 def main_hashes_sql(
     tables: ModelTables,
     plan: SchemaPlan,
@@ -99,12 +138,14 @@ def diff_sql(
     vnode_range: str | None = None,
     main_lacks: frozenset[str] = frozenset(),
     staging_version: int | None = None,
+    index: MainIndex | None = None,
 ) -> str:
     """(op, vnode, keys, copies) of every changed or duplicate key: the one change
     criterion of the engine (staging's stored row hash against main's, computed alike),
     for all vnodes (the cycle's diff) or for ``vnode_range`` (a chunk's diff again, when
     main moved). ``main_version`` None: there is no main, every key is an insert.
-    ``staging_version``: the cycle's staging, pinned (None: staging as it is)."""
+    ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
+    main's keys and hashes without reading main (see :class:`MainIndex`)."""
     keys = plan.keys
     staged = (
         f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
@@ -118,7 +159,9 @@ def diff_sql(
             f"{ident(VNODE_COLUMN)}, {column_list(keys)}, copies FROM ({staged})"
         )
     main = (
-        f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
+        index.sql(tables, keys, vnode_range)
+        if index is not None
+        else f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
         f"first(h) AS h, count(*) AS copies, TRUE AS present "
         f"FROM ({main_hashes_sql(tables, plan, vnodes, main_version, main_lacks)}) "
         f"{_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
@@ -155,16 +198,25 @@ def changed_rows_sql(
 ) -> str:
     """The rows of a diff (a relation or subquery of :func:`diff_sql`) with their content
     from staging (pinned at ``staging_version``), as (op, vnode, columns); deletes carry
-    only their keys."""
+    only their keys. Staging meets the inserted and updated keys in an inner join, which
+    broadcasts them when they are few: staging is streamed once, not shuffled."""
     on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in plan.keys)
-    columns = ", ".join(
+    content = ", ".join(
         qualified("d", c) if c in plan.keys else qualified("s", c) for c in plan.columns
     )
+    keys_only = ", ".join(
+        qualified("d", f.name)
+        if f.name in plan.keys
+        else f"CAST(NULL AS {type_sql(f.dataType)}) AS {ident(f.name)}"
+        for f in plan.schema.fields
+    )
+    op, vnode = f"d.{OP_COLUMN}", f"d.{ident(VNODE_COLUMN)}"
     return (
-        f"SELECT d.{OP_COLUMN}, d.{ident(VNODE_COLUMN)}, {columns} FROM {diff} d "
-        f"LEFT JOIN (SELECT * FROM {as_of(tables.staging, staging_version)} "
+        f"SELECT {op}, {vnode}, {content} "
+        f"FROM (SELECT * FROM {as_of(tables.staging, staging_version)} "
         f"{_in_vnodes(vnode_range)}) s "
-        f"ON d.{OP_COLUMN} <> 'D' AND {on}"
+        f"JOIN (SELECT * FROM {diff} WHERE {OP_COLUMN} <> 'D') d ON {on} "
+        f"UNION ALL SELECT {op}, {vnode}, {keys_only} FROM {diff} d WHERE d.{OP_COLUMN} = 'D'"
     )
 
 
@@ -205,13 +257,16 @@ def change_set(
     plan: SchemaPlan,
     vnodes: int,
     main_version: int | None,
+    index: MainIndex | None = None,
 ) -> Iterator[ChangeSet]:
-    """Diff staging against main as of ``main_version``; refuse duplicate keys. The diff is
-    held (narrow: keys and ops) until the block ends."""
+    """Diff staging against main as of ``main_version`` (read through ``index`` if given);
+    refuse duplicate keys. The diff is held (narrow: keys and ops) until the block ends."""
     from pyspark import StorageLevel
 
     main_lacks = frozenset(name.lower() for name, _ in plan.add)
-    diff = spark.sql(diff_sql(tables, plan, vnodes, main_version, main_lacks=main_lacks))
+    diff = spark.sql(
+        diff_sql(tables, plan, vnodes, main_version, main_lacks=main_lacks, index=index)
+    )
     diff = diff.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         per_vnode = rows_per_op_and_vnode(diff)

@@ -67,29 +67,62 @@ class Inputs:
 
 
 @dataclass(frozen=True)
+class VerifiedMain:
+    """Main as a completed cycle left it, equal to its snapshot: table id, columns
+    (:func:`main_schema`) and Delta version."""
+
+    table_id: str
+    schema: str
+    version: int
+
+    def to_json(self) -> list[Any]:
+        return [self.table_id, self.schema, self.version]
+
+    @classmethod
+    def from_json(cls, value: list[Any]) -> VerifiedMain:
+        table, schema, version = value
+        return cls(str(table), schema, int(version))
+
+    def why_changed(
+        self, spark: Any, main: str, table: str | None = None, latest: int | None = None
+    ) -> str | None:
+        """Why ``main`` may not hold the same rows any more, or None: it is the same table
+        with the same columns, and every commit since changed no row. ``table`` and
+        ``latest``: main's id and version if already read."""
+        if table is None:
+            table = table_id(spark, main) if table_exists(spark, main) else None
+        if table != self.table_id:
+            return f"{main} was dropped or replaced"
+        if main_schema(spark, main) != self.schema:
+            return f"{main}'s columns changed"
+        latest = table_version(spark, main) if latest is None else latest
+        if latest > self.version:
+            commits = spark.sql(f"DESCRIBE HISTORY {main} LIMIT {latest - self.version}").collect()
+            written = [c for c in commits if c["operation"] not in ROWLESS_OPERATIONS]
+            if written:
+                version, operation = written[-1]["version"], written[-1]["operation"]
+                return f"{main} was written since the last cycle (version {version}: {operation})"
+        elif latest < self.version:
+            return f"{main}'s history is older than the last cycle's"
+        return None
+
+
+@dataclass(frozen=True)
 class Recorded:
     """A completed cycle's inputs, and main as the cycle verified it equal to the snapshot."""
 
     inputs: Inputs
-    main_id: str
-    main_schema: str
-    main_version: int
+    main: VerifiedMain
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                **self.inputs.to_json(),
-                "main": [self.main_id, self.main_schema, self.main_version],
-            }
-        )
+        return json.dumps({**self.inputs.to_json(), "main": self.main.to_json()})
 
     @classmethod
     def parse(cls, stored: str | None) -> Recorded | None:
         if not stored:
             return None
         value = json.loads(stored)
-        main_id, schema, version = value["main"]
-        return cls(Inputs.from_json(value), main_id, schema, int(version))
+        return cls(Inputs.from_json(value), VerifiedMain.from_json(value["main"]))
 
 
 def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inputs | str:
@@ -167,22 +200,7 @@ def reason_to_refresh(spark: Any, main: str, recorded: Recorded | None, now: Inp
             before = recorded.inputs.tables.get(name)
             was = f"version {before[1]}" if before else "not read"
             return f"{name} changed ({was}, now version {version})"
-    if not table_exists(spark, main) or table_id(spark, main) != recorded.main_id:
-        return f"{main} was dropped or replaced"
-    if main_schema(spark, main) != recorded.main_schema:
-        return f"{main}'s columns changed"
-    latest = table_version(spark, main)
-    if latest > recorded.main_version:
-        commits = spark.sql(
-            f"DESCRIBE HISTORY {main} LIMIT {latest - recorded.main_version}"
-        ).collect()
-        written = [c for c in commits if c["operation"] not in ROWLESS_OPERATIONS]
-        if written:
-            version, operation = written[-1]["version"], written[-1]["operation"]
-            return f"{main} was written since the last cycle (version {version}: {operation})"
-    elif latest < recorded.main_version:
-        return f"{main}'s history is older than the last cycle's"
-    return None
+    return recorded.main.why_changed(spark, main)
 
 
 def main_schema(spark: Any, main: str) -> str:

@@ -15,19 +15,31 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
+from dbt.adapters.spark_refreshable.engine.inputs import VerifiedMain
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.sql import comparable_columns, schema_from_json
 
 
 @dataclass(frozen=True)
 class LastSnapshot:
-    """The last completed snapshot: its compared columns and staging's version holding it."""
+    """The last completed snapshot: its compared columns, staging's version holding it,
+    and, when the cycle verified main equal to it, main as it left it (``main``) with the
+    keys and vnodes the snapshot's hashes and vnodes in staging were computed with."""
 
     schema: StructType
     staging_version: int | None
+    main: VerifiedMain | None = None
+    keys: tuple[str, ...] = ()
+    vnodes: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": self.schema.jsonValue(), "staging_version": self.staging_version}
+        return {
+            "schema": self.schema.jsonValue(),
+            "staging_version": self.staging_version,
+            "main": None if self.main is None else self.main.to_json(),
+            "keys": list(self.keys),
+            "vnodes": self.vnodes,
+        }
 
     @classmethod
     def parse(cls, stored: str | None) -> LastSnapshot | None:
@@ -36,7 +48,14 @@ class LastSnapshot:
         value = json.loads(stored) if stored else None
         if not isinstance(value, dict) or value.get("staging_version") is None:
             return None
-        return cls(schema_from_json(value["schema"]), int(value["staging_version"]))
+        main = value.get("main")
+        return cls(
+            schema_from_json(value["schema"]),
+            int(value["staging_version"]),
+            None if main is None else VerifiedMain.from_json(main),
+            tuple(value.get("keys") or ()),
+            value.get("vnodes"),
+        )
 
 
 def content_difference_sql(tables: ModelTables, last: LastSnapshot) -> str:

@@ -14,6 +14,7 @@ in FINISHING and is resumed. A lost lease stops the run without touching anythin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
@@ -35,6 +36,7 @@ from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
 from dbt.adapters.spark_refreshable.engine.inputs import (
     Inputs,
     Recorded,
+    VerifiedMain,
     main_schema,
     read_inputs,
     reason_to_refresh,
@@ -53,6 +55,7 @@ from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
+from dbt.adapters.spark_refreshable.engine.sql import row_hash_expression
 from dbt.adapters.spark_refreshable.engine.state import (
     RELEASED_OWNER,
     Heartbeat,
@@ -360,7 +363,13 @@ class RefreshRun:
             staged = load.summarize_staging(spark, tables, plan.keys)
             base_version = main_version(spark, tables) if main_exists else None
             main_id = None if main_detail is None else str(main_detail["id"])
-            with diff.change_set(spark, tables, plan, config.vnodes, base_version) as found:
+        with contextlib.ExitStack() as held:
+            with self.clock.measure("diff"):
+                index = self._main_index(plan, main_detail, base_version)
+                self.result["diff_read_main"] = main_exists and index is None
+                found = held.enter_context(
+                    diff.change_set(spark, tables, plan, config.vnodes, base_version, index)
+                )
                 counts = found.counts
                 load.check_delete_guards(
                     tables, config, staged, counts.total("I"), counts.total("D")
@@ -368,8 +377,9 @@ class RefreshRun:
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), config.vnodes, config.merge_chunk_rows
                 )
-                changes_version = None
-                if base_version is not None and counts.total():
+            changes_version = None
+            if base_version is not None and counts.total():
+                with self.clock.measure("fetch"):
                     found.write(files=len(chunks))
                     changes_version = table_version(spark, tables.changes)
         with self.clock.measure("bookkeeping"):
@@ -481,10 +491,13 @@ class RefreshRun:
             "seconds": round(time.monotonic() - self.started, 1),
         }
         # main equals the snapshot at ``current``, if the change set stayed exact throughout
+        main_left = None if current is None else VerifiedMain(*main_as_merged, current)
         recorded_inputs = None
-        if main_as_merged is not None and current is not None:
-            inputs = Inputs.from_json(stored["inputs"])
-            recorded_inputs = Recorded(inputs, *main_as_merged, current).to_json()
+        if main_left is not None and stored.get("inputs") is not None:
+            recorded_inputs = Recorded(Inputs.from_json(stored["inputs"]), main_left).to_json()
+        last_snapshot = LastSnapshot(
+            plan.schema, stored.get("staging_version"), main_left, plan.keys, state.vnodes
+        )
         with self.clock.measure("bookkeeping"):
             self.lease.transition(
                 Phase.IDLE,
@@ -495,9 +508,7 @@ class RefreshRun:
                 last_completed_at=time.time(),
                 last_rows=state.snapshot_rows,
                 last_checksum=state.snapshot_checksum,
-                last_columns=json.dumps(
-                    LastSnapshot(plan.schema, stored.get("staging_version")).to_json()
-                ),
+                last_columns=json.dumps(last_snapshot.to_json()),
                 last_inputs=recorded_inputs,
             )
 
@@ -511,12 +522,42 @@ class RefreshRun:
             if drift is not None:
                 self.report.say(f"main keeps its layout: {drift}")
 
-    def _main_as_merged(self, stored: dict[str, Any]) -> tuple[str, str] | None:
-        """Main's table id and schema, read before the cycle's history is checked, for the
-        record of the cycle's inputs (None: the cycle has none)."""
-        if stored.get("inputs") is None:
+    def _main_as_merged(self, stored: dict[str, Any]) -> tuple[str, str]:
+        """Main's table id (as the cycle's load found it, or as this cycle created it) and
+        schema, read before the cycle's history is checked, for the record of what the
+        cycle left main equal to."""
+        main = self.tables.main
+        return stored.get("main_id") or table_id(self.spark, main), main_schema(self.spark, main)
+
+    def _main_index(
+        self, plan: SchemaPlan, main_detail: Any, base_version: int | None
+    ) -> diff.MainIndex | None:
+        """Main's keys and row hashes as the last completed snapshot left them in staging,
+        when main still holds exactly that snapshot: the cycle that loaded it verified main
+        equal to it, main is the same table with the same columns, every commit since
+        changed no row, and this cycle hashes the same columns with the same keys and
+        vnodes. None: the diff reads main."""
+        state = self.lease.state
+        last = LastSnapshot.parse(state.last_columns)
+        if base_version is None or last is None or last.main is None:
             return None
-        return table_id(self.spark, self.tables.main), main_schema(self.spark, self.tables.main)
+        same_hashes = (
+            last.keys == plan.keys
+            and last.vnodes == self.config.vnodes
+            and row_hash_expression(last.schema) == row_hash_expression(plan.schema)
+        )
+        if not same_hashes or plan.add or plan.drop:
+            return None
+        why = last.main.why_changed(
+            self.spark, self.tables.main, str(main_detail["id"]), base_version
+        )
+        if why is None:
+            index = diff.MainIndex(last.staging_version, state.last_rows, state.last_checksum)
+            why = index.mismatch(self.spark, self.tables)
+            if why is None:
+                return index
+        self.report.say(f"diffing against all of main: {why}")
+        return None
 
     def _stored_schema_plan(self, stored: dict[str, Any]) -> SchemaPlan:
         """The schema plan of the cycle in FINISHING. A cycle staged by a version that
@@ -604,6 +645,8 @@ class RefreshRun:
             "_message": message,
             "rows_affected": r["rows_inserted"] + r["rows_updated"] + r["rows_deleted"],
             "seconds_load": round(seconds["load"], 3),
+            "seconds_diff": round(seconds["diff"], 3),
+            "seconds_fetch": round(seconds["fetch"], 3),
             "seconds_merge": round(seconds["merge"], 3),
             "seconds_bookkeeping": round(seconds["bookkeeping"], 3),
         }

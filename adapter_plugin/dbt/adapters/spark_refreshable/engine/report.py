@@ -13,7 +13,8 @@ logger = AdapterLogger("Refreshable")
 
 
 class Stopwatch:
-    """Wall time per part of a run: load, merge, bookkeeping."""
+    """Wall time per part of a run: load (the snapshot into staging), diff, fetch (the
+    changed rows into the change set), merge, bookkeeping."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
