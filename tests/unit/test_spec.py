@@ -127,3 +127,57 @@ def test_main_layout_and_properties_are_read_as_dbt_users_write_them():
 def test_bad_layout_configs_say_what_to_change(config, message):
     with pytest.raises(ConfigError, match=message):
         RefreshConfig.from_model_config({"unique_key": "id", **config})
+
+
+def test_an_enforced_contracts_constraints_become_check_constraints():
+    columns = {
+        "id": {"name": "id", "constraints": [{"type": "not_null"}, {"type": "primary_key"}]},
+        "order date": {"name": "order date", "constraints": [{"type": "not_null"}]},
+        "amount": {
+            "name": "amount",
+            "constraints": [{"type": "check", "expression": "amount >= 0"}],
+        },
+    }
+    constraints = [
+        {"type": "check", "name": "Small", "expression": "amount < 1000", "columns": ["amount"]},
+        {"type": "not_null", "columns": ["amount", "id"]},
+        {"type": "unique", "columns": ["id"]},
+    ]
+    config = RefreshConfig.from_model_config(
+        {"unique_key": "id"}, {"columns": columns, "constraints": constraints}
+    )
+    unnamed = [name for name, e in config.constraints if e == "amount >= 0"]
+    assert unnamed and unnamed[0].startswith("check_")
+    assert dict(config.constraints) == {
+        "not_null_id": "`id` IS NOT NULL",
+        "not_null_order_date": "`order date` IS NOT NULL",
+        "not_null_amount": "`amount` IS NOT NULL",
+        unnamed[0]: "amount >= 0",
+        "small": "amount < 1000",
+    }
+    # what the job receives is read back as it was sent
+    again = RefreshConfig.from_model_config(config.to_dict())
+    assert again.constraints == config.constraints
+    assert RefreshConfig.from_model_config({"unique_key": "id"}).constraints == ()
+
+
+@pytest.mark.parametrize(
+    "columns, constraints, message",
+    [
+        ({"a": {"constraints": [{"type": "check"}]}}, [], "has no expression"),
+        ({}, [{"type": "not_null"}], "needs `columns"),
+        (
+            {},
+            [
+                {"type": "check", "name": "c", "expression": "a > 0"},
+                {"type": "check", "name": "C", "expression": "a > 1"},
+            ],
+            "two different constraints",
+        ),
+    ],
+)
+def test_bad_contract_constraints_say_what_to_change(columns, constraints, message):
+    with pytest.raises(ConfigError, match=message):
+        RefreshConfig.from_model_config(
+            {"unique_key": "id"}, {"columns": columns, "constraints": constraints}
+        )

@@ -1,6 +1,7 @@
 """Real crashes: `dbt run` processes killed with SIGKILL mid-merge, at a named crash point
-(a chunk committed to main, its checkpoint not written) and once from outside. The next
-`dbt run`, another process, recovers as the design says, and `dbt test` proves every main
+(a chunk committed to main, its checkpoint not written) and once from outside, and one
+stopped with Ctrl-C (SIGINT). The next `dbt run`, another process, recovers as the design
+says, and `dbt test` proves every main
 table equals the snapshot it should: no lost row, no extra row, no spurious delete. Crashes
 in the other phases leave the same state as an exception there, and are tried in-process
 (test_recovery.py), which costs a fraction of a `dbt` process each.
@@ -28,7 +29,7 @@ from tests.support.profiles import subprocess_env
 
 pytestmark = pytest.mark.subprocess
 
-MODELS = ["killed_mid_merge", "killed_from_outside"]
+MODELS = ["killed_mid_merge", "killed_from_outside", "interrupted"]
 # day 1 builds each model in one chunk; day 2's 63 changed rows merge in three
 DAY_2_IN_CHUNKS = "{day: 2, small_chunks: true}"
 
@@ -51,14 +52,14 @@ def dbt(project, *args: str, fault: str | None = None) -> subprocess.CompletedPr
     return run_dbt(root, env, *args)
 
 
-def kill_from_outside_mid_merge(project, model: str) -> None:
-    """Start a refresh and SIGKILL it as soon as its first chunk is merged."""
+def signal_mid_merge(project, model: str, signum: int) -> tuple[int, str]:
+    """Start a refresh and send it ``signum`` as soon as its first chunk is merged; its exit
+    code and output."""
     root, env = project
     running = start_dbt(root, env, "run", "--select", model, "--vars", DAY_2_IN_CHUNKS)
     running.wait_for_line("merged chunk 1/", timeout=DBT_TIMEOUT)
-    running.process.send_signal(signal.SIGKILL)
-    code = running.wait(timeout=60)
-    assert code == -signal.SIGKILL, f"the run finished before it was killed: {running.output}"
+    running.process.send_signal(signum)
+    return running.wait(timeout=120), running.output
 
 
 def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
@@ -71,16 +72,21 @@ def test_killed_runs_are_recovered_by_the_next_run(dbt_project):
         fault="chunk_committed@2:kill",
     )
     assert crashed.returncode == -signal.SIGKILL, crashed.stdout[-3000:]
-    kill_from_outside_mid_merge(dbt_project, "killed_from_outside")
+    code, output = signal_mid_merge(dbt_project, "killed_from_outside", signal.SIGKILL)
+    assert code == -signal.SIGKILL, f"the run finished before it was killed: {output[-3000:]}"
+    # Ctrl-C: dbt cancels the refresh (its Spark jobs too) and exits without finishing it
+    code, output = signal_mid_merge(dbt_project, "interrupted", signal.SIGINT)
+    assert code not in (0, -signal.SIGKILL), f"not stopped by SIGINT ({code}): {output[-3000:]}"
+    assert "merged chunk 3/3" not in output, output[-3000:]
 
     # One `dbt build`: each model recovers and refreshes, then `matches_expected` (which
     # reads them all) and each model's refreshable_matches_snapshot check the tables. A
     # killed merge is resumed and completes day 2 without running the model again.
-    expect = {"killed_mid_merge": 2, "killed_from_outside": 2}
+    expect = dict.fromkeys(MODELS, 2)
     recovered = dbt(dbt_project, "build", "--vars", f"{{day: 3, expect: {expect}}}")
     assert recovered.returncode == 0, recovered.stdout[-3000:]
     log = recovered.stdout
-    assert "resuming the merge of cycle" in log  # killed_mid_merge, killed_from_outside
+    assert log.count("resuming the merge of cycle") == len(MODELS), log[-3000:]
     assert "chunk 1 was committed to main before the crash" in log  # killed_mid_merge
 
     results = json.loads((dbt_project[0] / "target" / "run_results.json").read_text())

@@ -18,25 +18,28 @@ DDL = "id INT, v STRING, d DOUBLE"
 # what is done between two refreshes: (whether the next diff must read main, statements
 # formatted with the tables, a key of main and a random number)
 DISTURBANCES = {
-    "nothing": (False, []),
-    "set a table property on main": (
+    "properties set on main, then OPTIMIZE": (
         False,
-        ["ALTER TABLE {main} SET TBLPROPERTIES ('team' = '{number}')"],
+        ["ALTER TABLE {main} SET TBLPROPERTIES ('team' = '{number}')", "OPTIMIZE {main}"],
     ),
-    "optimize main": (False, ["OPTIMIZE {main}"]),
-    "update a row of main": (True, ["UPDATE {main} SET v = 'outside' WHERE id = {key}"]),
-    "delete a row of main": (True, ["DELETE FROM {main} WHERE id = {key}"]),
-    "insert a row into main": (True, ["INSERT INTO {main} VALUES ({new_key}, 'outside', 0.5)"]),
-    "restore main to an older version": (True, ["RESTORE TABLE {main} TO VERSION AS OF 1"]),
-    "drop staging": (True, ["DROP TABLE {staging}"]),
-    "rewrite and vacuum staging": (
+    "rows of main updated, deleted and inserted": (
+        True,
+        [
+            "UPDATE {main} SET v = 'outside' WHERE id = {key}",
+            "DELETE FROM {main} WHERE id = {other_key}",
+            "INSERT INTO {main} VALUES ({new_key}, 'outside', 0.5)",
+        ],
+    ),
+    "main restored to an older version": (True, ["RESTORE TABLE {main} TO VERSION AS OF 1"]),
+    "staging dropped": (True, ["DROP TABLE {staging}"]),
+    "staging rewritten and vacuumed": (
         True,
         [
             "INSERT OVERWRITE {staging} SELECT * FROM {staging} LIMIT 1",
             "VACUUM {staging} RETAIN 0 HOURS",
         ],
     ),
-    "change vnodes": (True, []),
+    "vnodes changed": (True, []),
 }
 
 
@@ -59,6 +62,7 @@ def disturb(model: EngineModel, what: str, rng: random.Random, current: dict) ->
                 main=model.tables.main,
                 staging=model.tables.staging,
                 key=rng.choice(sorted(current)),
+                other_key=rng.choice(sorted(current)),
                 new_key=IDS + rng.randrange(100),
                 number=rng.random(),
             )
@@ -82,7 +86,7 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
     vnodes = 8
     for what in plan:
         disturb(model, what, rng, snapshot)
-        if what == "change vnodes":
+        if what == "vnodes changed":
             vnodes = 16 if vnodes == 8 else 8
         snapshot = next_snapshot(rng, snapshot)
         result = model.refresh(list(snapshot.values()), vnodes=vnodes)

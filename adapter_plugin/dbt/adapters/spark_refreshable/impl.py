@@ -63,11 +63,14 @@ class SparkRefreshableAdapter(SparkAdapter):
         return [relation for relation in relations if relation.schema]
 
     @available
-    def refreshable_config(self, config: dict[str, Any]) -> dict[str, Any]:
-        """Validate a refreshable model's config; the normalized config, or a clear error."""
+    def refreshable_config(
+        self, config: dict[str, Any], contract: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Validate a refreshable model's config (and an enforced contract's ``columns``
+        and ``constraints``); the normalized config, or a clear error."""
         from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 
-        return RefreshConfig.from_model_config(config).to_dict()
+        return RefreshConfig.from_model_config(config, contract).to_dict()
 
     @available
     def refreshable_tables(self, relation: Any) -> dict[str, str]:

@@ -131,6 +131,37 @@ def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) ->
     )
 
 
+def check_constraints(
+    spark: Any, tables: ModelTables, constraints: tuple[tuple[str, str], ...]
+) -> None:
+    """Refuse a snapshot with rows that break the contract's constraints (Delta's CHECK:
+    an expression that is false or NULL), in one pass over staging, before main is
+    touched."""
+    if not constraints:
+        return
+    broken = [f"NOT coalesce(({expression}), false)" for _, expression in constraints]
+    counts = ", ".join(f"count_if({b}) AS c{i}" for i, b in enumerate(broken))
+    try:
+        row = spark.sql(f"SELECT {counts} FROM {tables.staging}").collect()[0]
+    except Exception as error:
+        shown = "; ".join(f"{n}: {e}" for n, e in constraints)
+        raise ConfigError(
+            f"The contract's constraints of {tables.display} cannot be evaluated on the "
+            f"model's result ({shown}): {str(error).splitlines()[0][:500]}. Fix the "
+            f"constraint's expression or the model's columns. Main was not touched."
+        ) from None
+    for i, (name, expression) in enumerate(constraints):
+        if row[f"c{i}"]:
+            examples = spark.sql(
+                f"SELECT * FROM {tables.staging} WHERE {broken[i]} LIMIT {EXAMPLES}"
+            )
+            raise SnapshotRejectedError(
+                f"The snapshot has {row[f'c{i}']} row(s) that break the contract's constraint "
+                f"{name} ({expression}), e.g. {_examples(examples)}. Fix the model, or the "
+                f"constraint in its contract. Main was not touched."
+            )
+
+
 def check_delete_guards(
     tables: ModelTables, config: RefreshConfig, staged: StagedSnapshot, inserts: int, deletes: int
 ) -> None:

@@ -65,6 +65,7 @@ from dbt.adapters.spark_refreshable.engine.state import (
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
+    add_contract_constraints,
     claim_bookkeeping_tables,
     create_or_evolve_main,
     drop_all,
@@ -361,6 +362,7 @@ class RefreshRun:
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
             staged = load.summarize_staging(spark, tables, plan.keys)
+            load.check_constraints(spark, tables, config.constraints)
             base_version = main_version(spark, tables) if main_exists else None
             main_id = None if main_detail is None else str(main_detail["id"])
         with contextlib.ExitStack() as held:
@@ -480,6 +482,12 @@ class RefreshRun:
             rows_deleted=counts["D"],
             rows_unchanged=state.snapshot_rows - counts["I"] - counts["U"],
         )
+        if self.config.constraints:
+            with (
+                self.clock.measure("merge"),
+                engine_commit(self.spark, schema_tag(state.refresh_id)),
+            ):
+                add_contract_constraints(self.spark, self.tables.main, self.config.constraints)
         self.faults.reached("merged")
         last_result = {
             "inserted": counts["I"],

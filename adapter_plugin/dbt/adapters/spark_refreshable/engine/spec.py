@@ -3,6 +3,7 @@ is validated; the materialization calls it before any SQL runs."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import asdict, dataclass, field
@@ -10,6 +11,7 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX
+from dbt.adapters.spark_refreshable.engine.sql import ident
 
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
 
@@ -66,6 +68,8 @@ class RefreshConfig:
     partition_by: tuple[str, ...] = ()
     cluster_by: tuple[str, ...] = ()  # liquid clustering
     tblproperties: dict[str, str] = field(default_factory=dict)
+    # the CHECK constraints of an enforced contract, as (name, SQL expression)
+    constraints: tuple[tuple[str, str], ...] = ()
 
     @property
     def heartbeat_interval(self) -> float:
@@ -73,9 +77,13 @@ class RefreshConfig:
         return self.lock_timeout / 3
 
     @classmethod
-    def from_model_config(cls, config: dict[str, Any]) -> RefreshConfig:
+    def from_model_config(
+        cls, config: dict[str, Any], contract: dict[str, Any] | None = None
+    ) -> RefreshConfig:
         """Validate a model's config; raise :class:`ConfigError` naming the key, the bad
-        value and what is accepted."""
+        value and what is accepted. ``contract``: an enforced contract's ``columns`` and
+        ``constraints`` as dbt gives them; without it, the constraints of ``config`` (as
+        :meth:`to_dict` wrote them)."""
         values = {k: config.get(k) for k in (*DEFAULTS, *LAYOUT_KEYS, "unique_key")}
         values = {k: (DEFAULTS.get(k) if v is None else v) for k, v in values.items()}
         return cls(
@@ -93,6 +101,11 @@ class RefreshConfig:
                 "skip_unchanged_inputs", values["skip_unchanged_inputs"]
             ),
             **_layout(values),
+            constraints=(
+                contract_constraints(contract.get("columns"), contract.get("constraints"))
+                if contract is not None
+                else tuple((str(n).lower(), str(e)) for n, e in config.get("constraints") or ())
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -100,7 +113,56 @@ class RefreshConfig:
         values["unique_key"] = list(self.unique_key)
         values["partition_by"] = list(self.partition_by)
         values["cluster_by"] = list(self.cluster_by)
+        values["constraints"] = [list(c) for c in self.constraints]
         return values
+
+
+def contract_constraints(columns: Any, constraints: Any) -> tuple[tuple[str, str], ...]:
+    """An enforced contract's constraints as Delta CHECK constraints (name, expression):
+    ``check`` as written, ``not_null`` as ``<column> IS NOT NULL`` (Delta cannot make an
+    existing column NOT NULL). Other types (unique, primary_key, foreign_key, custom) are
+    not enforced, as in dbt-spark. Unnamed ones are named after what they check."""
+    found: list[tuple[str | None, str]] = []
+    for column, spec in (columns or {}).items():
+        for constraint in (spec or {}).get("constraints") or ():
+            found += _as_checks(constraint, [spec.get("name") or column])
+    for constraint in constraints or ():
+        found += _as_checks(constraint, constraint.get("columns") or [])
+    named: dict[str, str] = {}
+    for name, expression in found:
+        name = name or f"check_{hashlib.md5(expression.encode()).hexdigest()[:12]}"
+        if named.get(name.lower(), expression) != expression:
+            raise ConfigError(
+                f"The contract names two different constraints {name!r}: "
+                f"({named[name.lower()]}) and ({expression}). Give them different names."
+            )
+        named[name.lower()] = expression
+    return tuple(sorted(named.items()))
+
+
+def _as_checks(constraint: dict[str, Any], columns: list[str]) -> list[tuple[str | None, str]]:
+    kind = str(constraint.get("type", "")).lower().rsplit(".", 1)[-1]
+    name = constraint.get("name") or None
+    if kind == "check":
+        expression = (constraint.get("expression") or "").strip()
+        if not expression:
+            raise ConfigError(
+                f"A check constraint of the contract{f' ({name})' if name else ''} has no "
+                f'expression: give it one, e.g. `expression: "amount >= 0"`.'
+            )
+        return [(name, expression)]
+    if kind == "not_null":
+        if not columns:
+            raise ConfigError("A model-level not_null constraint needs `columns: [...]`.")
+        return [
+            (
+                (name if len(columns) == 1 else None)
+                or f"not_null_{re.sub(r'[^0-9a-z_]', '_', column.lower())}",
+                f"{ident(column)} IS NOT NULL",
+            )
+            for column in columns
+        ]
+    return []
 
 
 def _unique_key(value: Any) -> tuple[str, ...]:

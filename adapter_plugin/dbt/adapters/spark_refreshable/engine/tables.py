@@ -10,6 +10,7 @@ materialization) is adopted as it is.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,8 @@ MAIN_PROPERTIES = {
 # every bookkeeping table carries MARKER: a table of the user's that happens to have a
 # bookkeeping table's name is never dropped or overwritten
 MARKER = "dbt_refreshable.bookkeeping"
+# on main: the names of the CHECK constraints the engine added from the model's contract
+CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 BOOKKEEPING_PROPERTIES = {"delta.enableDeletionVectors": "false", MARKER: "true"}
 # columns by which tables of 0.1.0 (which set no marker) are recognized
 LEGACY_COLUMNS = {
@@ -96,10 +99,7 @@ def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> None:
         name = tables.role_name(role)
         if not table_exists(spark, name):
             continue
-        properties = {
-            r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
-        }
-        if properties.get(MARKER) == "true":
+        if table_properties(spark, name).get(MARKER) == "true":
             continue
         columns = {c.lower() for c in spark.table(name).columns}
         if not LEGACY_COLUMNS[role] <= columns:
@@ -349,10 +349,14 @@ def create_or_evolve_main(
         return
     current = {name.lower() for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
+    held = table_properties(spark, tables.main)
     if config.change_data_feed or plan.drop:
         spark.sql(f"ALTER TABLE {tables.main} SET TBLPROPERTIES ({properties_sql(wanted)})")
-    elif config.tblproperties:
-        _set_changed_properties(spark, tables.main, config.tblproperties)
+    else:
+        changed = {k: v for k, v in config.tblproperties.items() if held.get(k) != v}
+        if changed:
+            spark.sql(f"ALTER TABLE {tables.main} SET TBLPROPERTIES ({properties_sql(changed)})")
+    _drop_stale_constraints(spark, tables.main, held, dict(config.constraints))
     to_add = [(n, t) for n, t in plan.add if n.lower() not in current]
     if to_add:
         spark.sql(
@@ -367,10 +371,50 @@ def create_or_evolve_main(
         )
 
 
-def _set_changed_properties(spark: Any, name: str, properties: dict[str, str]) -> None:
-    """Set those of ``properties`` that main does not hold with that value (no commit when
-    none changed)."""
-    current = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
-    changed = {k: v for k, v in properties.items() if current.get(k) != v}
-    if changed:
-        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties_sql(changed)})")
+def table_properties(spark: Any, name: str) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+
+
+def _managed_constraints(held: dict[str, str]) -> dict[str, str]:
+    """The CHECK constraints the engine put on main (from a contract), by name, with their
+    expressions as the contract wrote them (Delta keeps them respelled)."""
+    value = json.loads(held.get(CONSTRAINTS_PROPERTY) or "{}")
+    return value if isinstance(value, dict) else {}
+
+
+def _record_managed(spark: Any, main: str, constraints: dict[str, str]) -> None:
+    value = properties_sql({CONSTRAINTS_PROPERTY: json.dumps(constraints, sort_keys=True)})
+    spark.sql(f"ALTER TABLE {main} SET TBLPROPERTIES ({value})")
+
+
+def _drop_stale_constraints(
+    spark: Any, main: str, held: dict[str, str], wanted: dict[str, str]
+) -> None:
+    """Before a merge: drop the CHECK constraints the engine put on main that the contract
+    no longer has, or has with another expression (they could refuse the snapshot's rows;
+    the changed ones come back after the merge). A user's own constraints stay."""
+    managed = _managed_constraints(held)
+    stale = [name for name, expression in managed.items() if wanted.get(name) != expression]
+    for name in stale:
+        spark.sql(f"ALTER TABLE {main} DROP CONSTRAINT IF EXISTS {ident(name)}")
+    if stale:
+        _record_managed(spark, main, {n: e for n, e in managed.items() if n not in stale})
+
+
+def add_contract_constraints(
+    spark: Any, main: str, constraints: tuple[tuple[str, str], ...]
+) -> None:
+    """After a merge (main holds the snapshot, checked against them at load): add the
+    contract's CHECK constraints main lacks, and record them as the engine's."""
+    if not constraints:
+        return
+    held = table_properties(spark, main)
+    managed = _managed_constraints(held)
+    for name, expression in constraints:
+        on_main = f"delta.constraints.{name}" in held
+        if on_main and managed.get(name) != expression:  # a user's constraint of that name
+            spark.sql(f"ALTER TABLE {main} DROP CONSTRAINT {ident(name)}")
+        if not on_main or managed.get(name) != expression:
+            spark.sql(f"ALTER TABLE {main} ADD CONSTRAINT {ident(name)} CHECK ({expression})")
+    if {**managed, **dict(constraints)} != managed:
+        _record_managed(spark, main, {**managed, **dict(constraints)})

@@ -1,0 +1,103 @@
+"""An enforced contract's constraints (issue 11), through the engine: every snapshot is
+checked against them before main is touched, and main carries them as Delta CHECK
+constraints after a refresh, a second one and a resumed one, following the contract as it
+changes. (The dbt side, the contract's columns and types, is in test_materialization.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    InjectedFault,
+    SnapshotRejectedError,
+)
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from tests.functional.refreshable.engine_harness import EngineModel
+
+DDL = "id INT, v STRING, d DOUBLE"
+CONSTRAINTS = [["not_null_v", "`v` IS NOT NULL"], ["d_not_negative", "d >= 0"]]
+
+
+def rows(day: int) -> list[tuple]:
+    return [(i, f"v{i * day}", float(i + day)) for i in range(day, day + 6)]
+
+
+def constraints_on(model: EngineModel) -> dict[str, str]:
+    """Main's CHECK constraints, their expressions without spaces (Delta respells them)."""
+    prefix = "delta.constraints."
+    found = model.spark.sql(f"SHOW TBLPROPERTIES {model.tables.main}").collect()
+    return {
+        r["key"][len(prefix) :]: r["value"].replace(" ", "")
+        for r in found
+        if r["key"].startswith(prefix)
+    }
+
+
+def spelled(constraints: list[list[str]]) -> dict[str, str]:
+    return {name: expression.replace(" ", "") for name, expression in constraints}
+
+
+def test_main_carries_the_constraints_through_refreshes_and_a_resume(spark, monkeypatch):
+    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS, merge_chunk_rows=1)
+    model.refresh(rows(1))
+    assert constraints_on(model) == spelled(CONSTRAINTS)
+    model.refresh(rows(2))
+    assert constraints_on(model) == spelled(CONSTRAINTS)
+
+    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
+    with pytest.raises(InjectedFault):
+        model.refresh(rows(3))
+    monkeypatch.delenv(FAULT_ENV)
+    assert model.refresh(rows(3))["resumed"] is True
+    assert model.main() == sorted(rows(3))
+    assert constraints_on(model) == spelled(CONSTRAINTS)
+    with pytest.raises(Exception, match="d_not_negative"):  # Delta enforces them on main
+        spark.sql(f"INSERT INTO {model.tables.main} VALUES (100, 'x', -1.0)")
+
+
+@pytest.mark.parametrize(
+    "snapshot, message",
+    [
+        (
+            [(1, None, 1.0), (2, "b", 2.0)],
+            r"1 row\(s\) that break the contract's constraint not_null_v",
+        ),
+        ([(1, "a", -1.0)], r"constraint d_not_negative \(d >= 0\), e.g. .*'d': -1.0"),
+        ([(1, "a", None)], "constraint d_not_negative"),  # NULL breaks a CHECK in Delta
+    ],
+)
+def test_a_snapshot_breaking_a_constraint_is_refused_before_main_is_touched(
+    spark, snapshot, message
+):
+    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS)
+    model.refresh(rows(1))
+    version = model.version()
+    with pytest.raises(SnapshotRejectedError, match=message):
+        model.refresh(snapshot)
+    assert model.version() == version and model.main() == sorted(rows(1))
+    assert model.state().phase == "IDLE"
+
+
+def test_the_constraints_follow_the_contract_and_leave_a_users_own(spark):
+    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS)
+    model.refresh(rows(1))
+    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT users_own CHECK (id >= 0)")
+    version = model.version()
+    model.refresh(rows(1))  # an unchanged contract and snapshot: no commit to main
+    assert model.version() == version
+
+    model.refresh(rows(2), constraints=[["d_not_negative", "d >= -10"]])
+    assert constraints_on(model) == spelled(
+        [["d_not_negative", "d >= -10"], ["users_own", "id >= 0"]]
+    )
+
+    # the contract no longer forbids a NULL v: such a snapshot goes through
+    with_null = [(7, None, 1.0)]
+    model.refresh(with_null, constraints=[])
+    assert model.main() == with_null
+    assert constraints_on(model) == {"users_own": "id>=0"}
+
+    with pytest.raises(ConfigError, match="cannot be evaluated on the model's result"):
+        model.refresh(rows(1), constraints=[["bad", "no_such_column > 0"]])
+    assert model.main() == with_null
