@@ -100,4 +100,11 @@ def test_the_constraints_follow_the_contract_and_leave_a_users_own(spark):
 
     with pytest.raises(ConfigError, match="cannot be evaluated on the model's result"):
         model.refresh(rows(1), constraints=[["bad", "no_such_column > 0"]])
+    # an expression that fails as it runs (ANSI mode) is the contract's error as well
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        with pytest.raises(ConfigError, match="DIVIDE_BY_ZERO"):
+            model.refresh(rows(1), constraints=[["bad", "id / (id - id) > 0"]])
+    finally:
+        spark.conf.unset("spark.sql.ansi.enabled")
     assert model.main() == with_null

@@ -68,12 +68,20 @@ def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
     model.refresh(FIRST)
     model.refresh(FIRST[1:])  # the first cycle with main to diff against writes changes
     versions = {t: model.table_version(t) for t in ("state", "changes", "progress")}
-    result = model.refresh([(i, "x", Decimal("1.00"), None) for i in range(2, 9)])
+    model.refresh([(i, "x", Decimal("1.00"), None) for i in range(2, 9)])
     assert model.table_version("state") - versions["state"] == 3, "acquire, FINISHING, IDLE"
     assert model.table_version("changes") - versions["changes"] == 1, "overwritten once"
-    assert model.table_version("progress") - versions["progress"] == 1, "one checkpoint"
-    cycles = spark.sql(f"SELECT DISTINCT refresh_id FROM {model.tables.progress}").collect()
-    assert [r[0] for r in cycles] == [result["refresh_id"]], "the previous cycle's rows replaced"
+    assert model.table_version("progress") == versions["progress"], "the move to IDLE is it"
+
+    # in chunks: every chunk but the last is checkpointed, the first replacing older rows
+    result = model.refresh(
+        [(i, "y", Decimal("2.00"), None) for i in range(1, 40)], merge_chunk_rows=8
+    )
+    assert result["chunks_total"] >= 3
+    assert model.table_version("progress") - versions["progress"] == result["chunks_total"] - 1
+    rows = spark.sql(f"SELECT refresh_id, chunk FROM {model.tables.progress}").collect()
+    assert {r[0] for r in rows} == {result["refresh_id"]}, "the previous cycles' rows replaced"
+    assert {r[1] for r in rows} == set(range(result["chunks_total"] - 1))
 
 
 def test_an_unchanged_snapshot_commits_nothing_to_main(model):

@@ -35,6 +35,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.sql import (
     as_of,
+    checksum_expression,
     column_list,
     ident,
     qualified,
@@ -92,7 +93,7 @@ class MainIndex:
         recreated), or None: it is (same row count and checksum)."""
         try:
             found = spark.sql(
-                f"SELECT count(*) AS n, sum(CAST({ident(HASH_COLUMN)} AS DECIMAL(38,0))) AS c "
+                f"SELECT count(*) AS n, {checksum_expression(HASH_COLUMN)} AS c "
                 f"FROM {as_of(tables.staging, self.staging_version)}"
             ).collect()[0]
         except Exception as error:

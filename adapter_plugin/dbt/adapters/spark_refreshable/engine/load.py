@@ -11,6 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.errors import (
+    AnalysisException,
+    ArithmeticException,
+    ArrayIndexOutOfBoundsException,
+    DateTimeException,
+    NumberFormatException,
+)
+
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
@@ -20,6 +28,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
+    checksum_expression,
     ident,
     row_hash_expression,
     vnode_expression,
@@ -112,7 +121,7 @@ def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) ->
     null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
     rows = spark.sql(
         f"SELECT {ident(VNODE_COLUMN)} AS vnode, count(*) AS n, "
-        f"sum(CAST({ident(HASH_COLUMN)} AS DECIMAL(38,0))) AS checksum, "
+        f"{checksum_expression(HASH_COLUMN)} AS checksum, "
         f"count_if({null_key}) AS null_keys "
         f"FROM {tables.staging} GROUP BY {ident(VNODE_COLUMN)}"
     ).collect()
@@ -131,6 +140,17 @@ def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) ->
     )
 
 
+# errors of a constraint's expression itself: unknown names, bad syntax or types, and the
+# runtime errors of ANSI mode (division by zero, a failed cast, an index out of bounds)
+EXPRESSION_ERRORS = (
+    AnalysisException,
+    ArithmeticException,
+    ArrayIndexOutOfBoundsException,
+    DateTimeException,
+    NumberFormatException,
+)
+
+
 def check_constraints(
     spark: Any, tables: ModelTables, constraints: tuple[tuple[str, str], ...]
 ) -> None:
@@ -143,7 +163,7 @@ def check_constraints(
     counts = ", ".join(f"count_if({b}) AS c{i}" for i, b in enumerate(broken))
     try:
         row = spark.sql(f"SELECT {counts} FROM {tables.staging}").collect()[0]
-    except Exception as error:
+    except EXPRESSION_ERRORS as error:
         shown = "; ".join(f"{n}: {e}" for n, e in constraints)
         raise ConfigError(
             f"The contract's constraints of {tables.display} cannot be evaluated on the "

@@ -36,6 +36,8 @@ from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, table_version
 
 MAX_ATTEMPTS = 5
+# main's commits read at once when looking for those after a version (MainHistory.since)
+HISTORY_WINDOW = 32
 # Opens one tagged, fenced commit to main (``commits.engine_commit``), a fresh fence each time.
 ChunkCommit = Callable[[], AbstractContextManager[None]]
 OPERATIONS = {
@@ -73,14 +75,14 @@ class MainHistory:
 
     @classmethod
     def since(cls, spark: Any, tables: ModelTables, version: int | None) -> MainHistory:
-        latest = main_version(spark, tables)
-        count = latest - (-1 if version is None else version)
-        commits = (
-            spark.sql(f"DESCRIBE HISTORY {tables.main} LIMIT {int(count)}").collect()
-            if count > 0
-            else []
-        )
-        return cls(latest, commits)
+        """Read in one DESCRIBE HISTORY while no more than ``HISTORY_WINDOW`` commits came
+        after ``version`` (None: all of them), the usual case; in two otherwise."""
+        query = f"DESCRIBE HISTORY {tables.main}"
+        found = spark.sql(f"{query} LIMIT {HISTORY_WINDOW}").collect()
+        after = -1 if version is None else version
+        if len(found) == HISTORY_WINDOW and int(found[-1]["version"]) > after + 1:
+            found = spark.sql(query).collect()
+        return cls(int(found[0]["version"]), [c for c in found if int(c["version"]) > after])
 
     def only_cycle(self, refresh_id: str) -> bool:
         """Whether every commit is one of the cycle's own."""

@@ -7,10 +7,11 @@ import json
 import time
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine import progress
+from dbt.adapters.spark_refreshable.engine.merge import MainHistory
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS
-from dbt.adapters.spark_refreshable.engine.sql import literal
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, owner_is_alive
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State, owner_is_alive
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 
 
@@ -44,12 +45,22 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
             "heartbeat_at": state.heartbeat_at,
             "chunks_total": state.chunks_total,
         }
-    if state.phase == "FINISHING" and table_exists(spark, tables.progress):
-        found["cycle"]["chunks_done"] = spark.sql(
-            f"SELECT count(DISTINCT chunk) AS done FROM {tables.progress} "
-            f"WHERE refresh_id = {literal(state.refresh_id)}"
-        ).collect()[0]["done"]
+    if state.phase == "FINISHING":
+        found["cycle"]["chunks_done"] = len(_chunks_done(spark, tables, state))
     return found
+
+
+def _chunks_done(spark: Any, tables: ModelTables, state: State) -> set[int]:
+    """The chunks of the cycle in FINISHING that are merged: checkpointed, or committed to
+    main (a run's last chunk has no checkpoint)."""
+    done: set[int] = set()
+    if table_exists(spark, tables.progress):
+        done |= progress.read_checkpoint(spark, tables, state.refresh_id).chunks
+    if table_exists(spark, tables.main):
+        base_version = json.loads(state.cycle_plan)["base_version"]
+        history = MainHistory.since(spark, tables, base_version)
+        done |= set(history.committed_chunks(state.refresh_id))
+    return done
 
 
 def status(spark: Any, tables: ModelTables, as_json: bool = False) -> str:

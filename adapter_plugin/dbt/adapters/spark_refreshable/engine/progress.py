@@ -9,6 +9,11 @@ version after): a blind append, the cheapest Delta commit. A vnode is the unit o
 atomicity: it is merged entirely within one chunk commit or not at all. A cycle's first
 checkpoint replaces the rows of the cycles before it (one commit either way), so the table
 is never emptied on the way to IDLE.
+
+The last chunk of a run is not checkpointed here: the state's move to IDLE right after it
+records the whole cycle, and a crash in between finds the chunk by its tagged commit in
+main's history (``merge.MainHistory.committed_chunks``). A one-chunk cycle, the common
+case, writes no progress row.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
     acquire lease -> recover (see ``recovery``) -> load -> validate and diff -> FINISHING
       -> merge chunk by chunk (checkpoint, heartbeat, cancellation between chunks)
+         (the last chunk's checkpoint is the move to IDLE)
       -> IDLE, the snapshot's summary stored in the same commit
 
 Nothing is ever emptied: the next cycle overwrites staging and the change set, and its first
@@ -157,11 +158,12 @@ class RefreshRun:
             if full_refresh:
                 self._drop_for_full_refresh()
             ensure_state_table(self.spark, self.tables)
+            read = None
             if not full_refresh:
-                skipped = self._skipped(snapshot)
+                skipped, read = self._skipped(snapshot)
                 if skipped is not None:
                     return skipped
-            found = self.lease.acquire()
+            found = self.lease.acquire(just_read=read)
         try:
             with Heartbeat(self.lease, self.config.heartbeat_interval):
                 self._run(found, snapshot)
@@ -215,18 +217,19 @@ class RefreshRun:
         drop_all(self.spark, self.tables)
         self.lease.forget()
 
-    def _skipped(self, snapshot: Callable[[], Any]) -> dict[str, Any] | None:
+    def _skipped(self, snapshot: Callable[[], Any]) -> tuple[dict[str, Any] | None, Any]:
         """The result of a run that has nothing to do, reading the state row but taking no
         lease and committing nothing: the last cycle completed less than ``refresh_every``
         ago, or nothing it read changed since. None: refresh. Only a state at rest (IDLE)
-        is skipped: a cycle to resume or recover always runs."""
+        is skipped: a cycle to resume or recover always runs. With it, the state row as
+        read (None: not read), for the lease to try first."""
         config = self.config
         may_skip_unchanged = config.skip_unchanged_inputs and self.sql is not None
         if config.refresh_every is None and not may_skip_unchanged:
-            return None  # a Python model, or skipping is off: no state read
+            return None, None  # a Python model, or skipping is off: no state read
         state = self.lease.read()
         if state.current_phase is not Phase.IDLE or state.last_completed_at is None:
-            return None
+            return None, state
         if config.refresh_every is not None:
             due = state.last_completed_at + config.refresh_every
             if time.time() < due:
@@ -234,16 +237,16 @@ class RefreshRun:
                 self.report.say(
                     f"refreshed at most every {config.refresh_every:.0f}s: due at {when}"
                 )
-                return self._skip_result(state, f"fresh, next due at {when}")
+                return self._skip_result(state, f"fresh, next due at {when}"), state
         inputs = self._read_inputs(snapshot)
         if inputs is not None:
             recorded = Recorded.parse(state.last_inputs)
             reason = reason_to_refresh(self.spark, self.tables.main, recorded, inputs)
             if reason is None:
                 self.report.say("nothing the model reads changed since the last cycle")
-                return self._skip_result(state, "inputs unchanged")
+                return self._skip_result(state, "inputs unchanged"), state
             self.report.say(f"refreshing: {reason}")
-        return None
+        return None, state
 
     def _read_inputs(self, snapshot: Callable[[], Any]) -> Inputs | None:
         """What this run's snapshot reads (see ``inputs``), read once, before the snapshot
@@ -465,7 +468,9 @@ class RefreshRun:
                 )
             current = merged.current
             self.faults.reached("chunk_committed")
-            if merged.per_vnode:  # a chunk that changed nothing needs no checkpoint
+            # a chunk that changed nothing needs no checkpoint, nor does the last: the
+            # move to IDLE follows, and a crash before it finds the chunk in main's history
+            if merged.per_vnode and chunk is not pending[-1]:
                 with self.clock.measure("bookkeeping"):
                     self._checkpoint(state.refresh_id, chunk, vnode_rows, merged)
             self.faults.reached("chunk_done")

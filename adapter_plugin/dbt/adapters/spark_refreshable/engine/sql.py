@@ -148,6 +148,11 @@ def row_hash_expression(schema: StructType, prefix: str | None = None) -> str:
     return f"xxhash64({', '.join(['0', *hashes])})"
 
 
+def checksum_expression(hash_column: str) -> str:
+    """An order-independent checksum of rows: the exact sum of their 64-bit hashes."""
+    return f"sum(CAST({ident(hash_column)} AS DECIMAL(38,0)))"
+
+
 def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
     """The value of ``expr`` in a form that ``EXCEPT ALL`` compares exactly: maps as their
     entries sorted, floats as their decimal spelling (-0.0 and NaN included), collated

@@ -285,13 +285,19 @@ class Lease:
             **changes,
         }
 
-    def acquire(self, attempts: int = 5) -> State:
+    def acquire(self, attempts: int = 5, just_read: State | None = None) -> State:
         """Own the state: start a cycle from IDLE, or take over from a gone owner.
+        ``just_read``: the state as this run has just read it, to try first (the
+        compare-and-set fails if it changed since).
 
         Returns the state as it was before we owned it (its phase tells what to recover).
         Raises :class:`LockHeldError` when a live owner holds it."""
-        for _ in range(attempts):
-            found = self.read()
+        for attempt in range(attempts):
+            if attempt == 0 and just_read is not None:
+                with self._lock:
+                    self.state = found = just_read
+            else:
+                found = self.read()
             if found.current_phase is Phase.IDLE:
                 changes = self._claim(
                     phase=Phase.REFRESHING.value,
