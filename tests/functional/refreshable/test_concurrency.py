@@ -185,3 +185,63 @@ def test_a_paused_run_that_lost_its_lease_commits_nothing_to_main(model, monkeyp
     assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
     assert model.main() == sorted(day3), "the paused run's MERGE changed main"
     assert model.state().phase == "IDLE"
+
+
+def test_a_stopped_run_whose_heartbeat_read_the_newer_owners_state_commits_nothing(
+    model, monkeypatch
+):
+    """A whole run stops (SIGSTOP: its merge and its heartbeat) before a chunk's MERGE.
+    Another run takes over and finishes the cycle, a third refreshes again. When the
+    stopped run goes on, its heartbeat first finds the lease lost, reading the newest owner's
+    state row: the MERGE after that must still be fenced off, never carry a token derived
+    from the lease version it read (the Spark Connect suite once saw that MERGE land)."""
+    merge_slice = merge._merge
+    heartbeat = Lease.heartbeat
+    paused, go_on, heartbeat_ran = threading.Event(), threading.Event(), threading.Event()
+    stopped_owner: list[str] = []
+
+    def stopped_heartbeat(self):
+        if stopped_owner and self.me.owner_id == stopped_owner[0]:
+            if not go_on.is_set():
+                return  # stopped with the rest of the run
+            try:
+                return heartbeat(self)
+            finally:
+                heartbeat_ran.set()
+        return heartbeat(self)
+
+    def pause_before_second_chunk(spark, cycle, chunk, *args):
+        if threading.current_thread().name == "stopped" and chunk.index == 1:
+            paused.set()
+            go_on.wait(300)
+            heartbeat_ran.wait(60)  # the heartbeat wakes first and reads the state
+        return merge_slice(spark, cycle, chunk, *args)
+
+    monkeypatch.setattr(merge, "_merge", pause_before_second_chunk)
+    monkeypatch.setattr(Lease, "heartbeat", stopped_heartbeat)
+    outcome: list[object] = []
+
+    def stopped_run() -> None:
+        rows = [(i, "day 2") for i in range(60)]
+        try:
+            # a heartbeat every second, so that it runs soon after the run goes on
+            outcome.append(model.refresh(rows, merge_chunk_rows=20, lock_timeout=3))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=stopped_run, name="stopped")
+    thread.start()
+    try:
+        assert paused.wait(300), "the run reached its second chunk"
+        stopped_owner.append(model.state().owner_id)
+        force_unlock(model)
+        assert model.refresh(lambda: pytest.fail("resumes, does not reload"))["resumed"]
+        day3 = [(i, "day 3") for i in range(60)]
+        model.refresh(day3, merge_chunk_rows=20)
+    finally:
+        go_on.set()
+        thread.join(300)
+    assert heartbeat_ran.is_set(), "the stopped run's heartbeat never ran after it went on"
+    assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
+    assert model.main() == sorted(day3), "the stopped run's MERGE changed main"
+    assert model.state().phase == "IDLE"

@@ -84,12 +84,15 @@ def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
     assert {r[1] for r in rows} == set(range(result["chunks_total"] - 1))
 
 
-def test_an_unchanged_snapshot_commits_nothing_to_main(model):
+def test_an_unchanged_snapshot_commits_nothing_to_main_and_skips_finishing(model):
     model.refresh(FIRST)
-    before = model.version()
+    before = {t: model.table_version(t) for t in ("main", "state", "progress")}
     result = model.refresh(list(reversed(FIRST)))
-    assert model.version() == before
     assert result["rows_affected"] == 0 and result["rows_unchanged"] == 4
+    after = {t: model.table_version(t) for t in ("main", "state", "progress")}
+    assert after["main"] == before["main"] and after["progress"] == before["progress"]
+    assert after["state"] - before["state"] == 2, "acquire and IDLE: nothing to resume"
+    assert model.state().last_refresh_id == result["refresh_id"]
 
 
 def test_composite_keys_of_several_types_nulls_and_unicode(spark):

@@ -56,6 +56,18 @@ def assert_each_vnode_old_or_new(model, old, new):
         assert here in (was, will_be), f"vnode {vnode} is neither old nor new"
 
 
+def test_crash_before_an_unchanged_cycle_goes_idle_loads_again(model, monkeypatch):
+    """A cycle with nothing to merge goes from REFRESHING to IDLE: crashed before IDLE, it
+    left no FINISHING to resume, and the next run loads again."""
+    crash(model, monkeypatch, "merged", OLD)
+    assert model.state().phase == "REFRESHING"
+    snapshot = RecordingSnapshot(model, NEW)
+    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
+    assert snapshot.calls == 1 and result["resumed"] is False
+    assert model.main() == sorted(NEW)
+    assert model.state().phase == "IDLE"
+
+
 def test_crash_during_load_discards_staging_and_starts_a_new_cycle(model, monkeypatch):
     crash(model, monkeypatch, "loading", NEW)
     state = model.state()

@@ -5,6 +5,9 @@
          (the last chunk's checkpoint is the move to IDLE)
       -> IDLE, the snapshot's summary stored in the same commit
 
+A cycle with nothing to merge (no changed row) goes from REFRESHING to IDLE directly: there
+is nothing to resume, and a crash before IDLE loads again.
+
 Nothing is ever emptied: the next cycle overwrites staging and the change set, and its first
 checkpoint replaces the progress rows of the cycles before it, also after a discarded cycle.
 
@@ -20,6 +23,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql.types import StructField, StructType
@@ -91,6 +95,28 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
         "cycle_plan",
     )
 )
+
+
+@dataclass(frozen=True)
+class LoadedCycle:
+    """A cycle whose staging and change set are whole: as the move to FINISHING stored it
+    in the state row, or as this run's load left it when it has nothing to merge."""
+
+    refresh_id: str
+    vnodes: int
+    snapshot_rows: int
+    snapshot_checksum: str
+    plan: dict[str, Any]  # the cycle plan: schema, versions, chunks, counts, inputs
+
+    @classmethod
+    def of_state(cls, state: Any) -> LoadedCycle:
+        return cls(
+            state.refresh_id,
+            state.vnodes,
+            state.snapshot_rows,
+            state.snapshot_checksum,
+            json.loads(state.cycle_plan),
+        )
 
 
 def message_of(error: BaseException) -> str:
@@ -186,7 +212,7 @@ class RefreshRun:
             discard = self._reason_to_discard(self.lease.state)
             if discard is None:
                 self.result["resumed"] = True
-                self._merge_and_clean_up()
+                self._merge_and_clean_up(LoadedCycle.of_state(self.lease.state))
                 return
             self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
             with self.clock.measure("bookkeeping"):  # its change set and progress are overwritten
@@ -199,8 +225,7 @@ class RefreshRun:
         elif recovery is Recovery.DISCARD_PARTIAL_LOAD:
             with self.clock.measure("bookkeeping"):  # its staging is overwritten by the load
                 self.lease.restart_cycle()
-        self._load(snapshot)
-        self._merge_and_clean_up()
+        self._merge_and_clean_up(self._load(snapshot))
 
     def _drop_for_full_refresh(self) -> None:
         """Drop every table under the lease (a live owner refuses it), so that no run can
@@ -344,7 +369,7 @@ class RefreshRun:
         )
 
     # -- Refreshing ------------------------------------------------------------------
-    def _load(self, snapshot: Callable[[], Any]) -> None:
+    def _load(self, snapshot: Callable[[], Any]) -> LoadedCycle:
         spark, tables, config = self.spark, self.tables, self.config
         refresh_id = self.lease.state.refresh_id
         with self.clock.measure("load"):
@@ -387,19 +412,23 @@ class RefreshRun:
                 with self.clock.measure("fetch"):
                     found.write(files=len(chunks))
                     changes_version = table_version(spark, tables.changes)
+        cycle_plan = {
+            **plan.to_json(),
+            "base_version": base_version,
+            "main_id": main_id,
+            "staging_version": staging_version,
+            "changes_version": changes_version,
+            "chunks": [chunk.to_json() for chunk in chunks],
+            "changes": counts.per_vnode,
+            "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
+            "inputs": None if inputs is None else inputs.to_json(),
+        }
+        loaded = LoadedCycle(refresh_id, config.vnodes, staged.rows, staged.checksum, cycle_plan)
+        if not counts.total():  # nothing to resume: no FINISHING, a crash loads again
+            self.report.say(f"staged {staged.rows:,} rows, none changed")
+            return loaded
         with self.clock.measure("bookkeeping"):
             progress.ensure_table(spark, tables)
-            cycle_plan = {
-                **plan.to_json(),
-                "base_version": base_version,
-                "main_id": main_id,
-                "staging_version": staging_version,
-                "changes_version": changes_version,
-                "chunks": [chunk.to_json() for chunk in chunks],
-                "changes": counts.per_vnode,
-                "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
-                "inputs": None if inputs is None else inputs.to_json(),
-            }
             self.lease.transition(
                 Phase.FINISHING,
                 vnodes=config.vnodes,
@@ -413,18 +442,18 @@ class RefreshRun:
             f"set are whole (FINISHING)"
         )
         self.faults.reached("finishing")
+        return loaded
 
     # -- Merging ---------------------------------------------------------------------
-    def _merge_and_clean_up(self) -> None:
-        state = self.lease.state
-        stored = json.loads(state.cycle_plan)
+    def _merge_and_clean_up(self, loaded: LoadedCycle) -> None:
+        stored = loaded.plan
         plan = self._stored_schema_plan(stored)
         base_version = stored["base_version"]
         changes = stored.get("changes")  # JSON: vnodes as strings
         cycle = Cycle(
             self.tables,
             plan,
-            state.vnodes,
+            loaded.vnodes,
             base_version is None,
             None
             if changes is None
@@ -434,18 +463,18 @@ class RefreshRun:
         )
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
-        with self.clock.measure("merge"), engine_commit(self.spark, schema_tag(state.refresh_id)):
+        with self.clock.measure("merge"), engine_commit(self.spark, schema_tag(loaded.refresh_id)):
             create_or_evolve_main(self.spark, self.tables, plan, self.config)
         with self.clock.measure("bookkeeping"):
             main_as_merged = self._main_as_merged(stored)
             history = MainHistory.since(self.spark, self.tables, base_version)
             done = progress.Checkpoint(frozenset())  # a cycle loaded by this run
             if self.result["resumed"]:
-                done = progress.read_checkpoint(self.spark, self.tables, state.refresh_id)
+                done = progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
                 self._checkpoints_written = bool(done.chunks)
-                done = self._reconcile_with_main(state, chunks, done, vnode_rows, history)
+                done = self._reconcile_with_main(loaded, chunks, done, vnode_rows, history)
         # the change set is exact while main holds no commit but this cycle's
-        current = history.latest if history.only_cycle(state.refresh_id) else None
+        current = history.latest if history.only_cycle(loaded.refresh_id) else None
         counts = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
         pending = [c for c in chunks if c.index not in done.chunks]
         rows_done = sum(c.rows for c in chunks if c.index in done.chunks)
@@ -460,7 +489,7 @@ class RefreshRun:
                     cycle,
                     chunk,
                     self.view,
-                    lambda tag=chunk_tag(state.refresh_id, chunk.index): engine_commit(
+                    lambda tag=chunk_tag(loaded.refresh_id, chunk.index): engine_commit(
                         self.spark, tag, (fence_app_id(self.tables.main), self.lease.fence())
                     ),
                     current,
@@ -472,7 +501,7 @@ class RefreshRun:
             # move to IDLE follows, and a crash before it finds the chunk in main's history
             if merged.per_vnode and chunk is not pending[-1]:
                 with self.clock.measure("bookkeeping"):
-                    self._checkpoint(state.refresh_id, chunk, vnode_rows, merged)
+                    self._checkpoint(loaded.refresh_id, chunk, vnode_rows, merged)
             self.faults.reached("chunk_done")
             self.result["chunks_done"] += 1
             for op in counts:
@@ -480,17 +509,17 @@ class RefreshRun:
             rows_done += chunk.rows
             self.report.chunk_done(rows_done, sum(counts.values()))
         self.result.update(
-            refresh_id=state.refresh_id,
+            refresh_id=loaded.refresh_id,
             chunks_total=len(chunks),
             rows_inserted=counts["I"],
             rows_updated=counts["U"],
             rows_deleted=counts["D"],
-            rows_unchanged=state.snapshot_rows - counts["I"] - counts["U"],
+            rows_unchanged=loaded.snapshot_rows - counts["I"] - counts["U"],
         )
         if self.config.constraints:
             with (
                 self.clock.measure("merge"),
-                engine_commit(self.spark, schema_tag(state.refresh_id)),
+                engine_commit(self.spark, schema_tag(loaded.refresh_id)),
             ):
                 add_contract_constraints(self.spark, self.tables.main, self.config.constraints)
         self.faults.reached("merged")
@@ -509,18 +538,18 @@ class RefreshRun:
         if main_left is not None and stored.get("inputs") is not None:
             recorded_inputs = Recorded(Inputs.from_json(stored["inputs"]), main_left).to_json()
         last_snapshot = LastSnapshot(
-            plan.schema, stored.get("staging_version"), main_left, plan.keys, state.vnodes
+            plan.schema, stored.get("staging_version"), main_left, plan.keys, loaded.vnodes
         )
         with self.clock.measure("bookkeeping"):
             self.lease.transition(
                 Phase.IDLE,
                 **CYCLE_FIELDS_CLEARED,
                 **RELEASED_OWNER,
-                last_refresh_id=state.refresh_id,
+                last_refresh_id=loaded.refresh_id,
                 last_result=json.dumps(last_result),
                 last_completed_at=time.time(),
-                last_rows=state.snapshot_rows,
-                last_checksum=state.snapshot_checksum,
+                last_rows=loaded.snapshot_rows,
+                last_checksum=loaded.snapshot_checksum,
                 last_columns=json.dumps(last_snapshot.to_json()),
                 last_inputs=recorded_inputs,
             )
@@ -590,7 +619,7 @@ class RefreshRun:
 
     def _reconcile_with_main(
         self,
-        state: Any,
+        loaded: LoadedCycle,
         chunks: list[progress.Chunk],
         done: progress.Checkpoint,
         vnode_rows: dict[int, int],
@@ -598,15 +627,17 @@ class RefreshRun:
     ) -> progress.Checkpoint:
         """Checkpoint the chunks whose main commit landed but whose checkpoint did not (a
         crash in between), from main's history. Their counts go on their first vnode."""
-        committed = history.committed_chunks(state.refresh_id)
+        committed = history.committed_chunks(loaded.refresh_id)
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
         for chunk in missing:
             version, counts = committed[chunk.index]
             per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
-            self._checkpoint(state.refresh_id, chunk, vnode_rows, ChunkResult(per_vnode, version))
+            self._checkpoint(loaded.refresh_id, chunk, vnode_rows, ChunkResult(per_vnode, version))
             self.report.say(f"chunk {chunk.index} was committed to main before the crash")
         return (
-            progress.read_checkpoint(self.spark, self.tables, state.refresh_id) if missing else done
+            progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
+            if missing
+            else done
         )
 
     def _checkpoint(

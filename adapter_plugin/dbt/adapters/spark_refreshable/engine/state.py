@@ -219,6 +219,9 @@ class Lease:
         self.lost: str | None = None
         self._lock = threading.RLock()
         self._fences = 0  # fences handed out by this lease
+        # the lease version of our last state commit: ``state`` may be a newer owner's, once
+        # a read found the lease taken over
+        self._held_version: int | None = None
 
     # -- reading ---------------------------------------------------------------------
     def read(self) -> State:
@@ -235,11 +238,17 @@ class Lease:
 
     def fence(self) -> int:
         """A fencing token for one write to main (Delta's ``txnVersion``), above every token
-        of the owners before us: the lease version grows with each state commit, ours
-        included, and a takeover commits after the last of the old owner's."""
+        of the owners before us and below every token of the owners after us: it grows with
+        the lease version of our own last state commit, and a takeover commits a higher one.
+        Never from a lease version merely read, which may be a newer owner's. Raises
+        :class:`LeaseLostError` once the lease is known lost."""
         with self._lock:
+            if self.lost is not None:
+                raise LeaseLostError(self.lost)
+            if self._held_version is None:
+                raise LeaseLostError(f"{self.table}: this run never held the lease")
             self._fences += 1
-            return self.state.lease_version * FENCE_STRIDE + self._fences
+            return self._held_version * FENCE_STRIDE + self._fences
 
     def holds(self) -> bool:
         return self.state.owner_id == self.me.owner_id and self.lost is None
@@ -270,6 +279,7 @@ class Lease:
                 won = False
             if won:
                 self.state = new
+                self._held_version = new.lease_version
             return won
 
     def _claim(self, **changes: Any) -> dict[str, Any]:
