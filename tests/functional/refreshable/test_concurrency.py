@@ -11,6 +11,7 @@ import time
 import pytest
 
 from dbt.adapters.spark_refreshable.engine import merge, progress
+from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, clock_margin
 from tests.functional.refreshable.engine_harness import EngineModel
@@ -245,3 +246,58 @@ def test_a_stopped_run_whose_heartbeat_read_the_newer_owners_state_commits_nothi
     assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
     assert model.main() == sorted(day3), "the stopped run's MERGE changed main"
     assert model.state().phase == "IDLE"
+
+
+def test_a_fenced_off_merge_is_never_taken_for_the_runs_own_commit(model, monkeypatch):
+    """A run stops (its heartbeat too) before a chunk's MERGE; another owner takes the lease
+    over and makes exactly one fenced commit to main. The stopped run's MERGE is skipped by
+    Delta, and main's version is then one above the one it knew, as if the commit were its
+    own: it must not checkpoint the chunk as merged. Else the run that resumes the cycle
+    skips that chunk and main keeps its old rows."""
+    merge_slice = merge._merge
+    heartbeat = Lease.heartbeat
+    paused, go_on = threading.Event(), threading.Event()
+    stopped_owner: list[str] = []
+
+    def stopped_heartbeat(self):
+        if stopped_owner and self.me.owner_id == stopped_owner[0]:
+            return None
+        return heartbeat(self)
+
+    def pause_before_second_chunk(spark, cycle, chunk, *args):
+        if threading.current_thread().name == "stopped" and chunk.index == 1:
+            paused.set()
+            go_on.wait(300)
+        return merge_slice(spark, cycle, chunk, *args)
+
+    monkeypatch.setattr(merge, "_merge", pause_before_second_chunk)
+    monkeypatch.setattr(Lease, "heartbeat", stopped_heartbeat)
+    day2 = [(i, "day 2") for i in range(60)]
+    outcome: list[object] = []
+
+    def stopped_run() -> None:
+        try:
+            outcome.append(model.refresh(day2, merge_chunk_rows=20))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=stopped_run, name="stopped")
+    thread.start()
+    try:
+        assert paused.wait(300), "the run reached its second chunk"
+        stopped_owner.append(model.state().owner_id)
+        force_unlock(model)
+        other = Lease(model.spark, model.tables.state, Owner.this_process("other"), 30)
+        other.acquire()
+        main = model.tables.main
+        with engine_commit(model.spark, "another owner", (fence_app_id(main), other.fence())):
+            model.spark.sql(f"INSERT INTO {main} SELECT * FROM {main} WHERE false")
+    finally:
+        go_on.set()
+        thread.join(300)
+    assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
+    other.release()
+    monkeypatch.undo()
+    resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
+    assert resumed["resumed"] is True
+    assert model.main() == sorted(day2), "a chunk was checkpointed but never merged"

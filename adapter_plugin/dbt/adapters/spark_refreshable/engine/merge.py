@@ -219,12 +219,12 @@ def merge_chunk(
             return ChunkResult(applied, version, attempt, current)
         known = cycle.changes_in(chunk) if exact else None
         if known is not None:  # the change set's slice, as the cycle's diff counted it
-            counts, conflict = known, _merge(spark, cycle, chunk, view, commit, None)
+            counts, missed = known, _merge(spark, cycle, chunk, view, commit, None)
         else:
-            counts, conflict = _diff_and_merge(spark, cycle, chunk, view, commit, version, exact)
+            counts, missed = _diff_and_merge(spark, cycle, chunk, view, commit, version, exact)
             if counts is None:
                 return ChunkResult(applied, version, attempt, current)
-        if conflict:
+        if missed:  # the retry checks the lease first: a fenced-off write means it is lost
             current = None
             continue
         for op, by_vnode in counts.items():
@@ -252,8 +252,8 @@ def _diff_and_merge(
     exact: bool,
 ) -> tuple[dict[str, dict[int, int]] | None, bool]:
     """Count the chunk's changes (its slice of the change set, or diffed again against main
-    as of ``version``), refuse bad keys, merge them. (counts, whether the commit conflicted);
-    counts None: nothing to merge."""
+    as of ``version``), refuse bad keys, merge them. (counts, whether the MERGE did not
+    commit: see ``_merge``); counts None: nothing to merge."""
     from pyspark import StorageLevel
 
     changes = spark.sql(
@@ -274,16 +274,18 @@ def _merge(
     spark: Any, cycle: Cycle, chunk: Chunk, view: str, commit: ChunkCommit, changes: Any
 ) -> bool:
     """One tagged, fenced MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the change
-    set, read by the MERGE itself). Whether it lost a commit conflict."""
+    set, read by the MERGE itself). Whether it did not commit: it lost a commit conflict, or
+    Delta skipped it as fenced off (a newer owner wrote to main; a skipped MERGE returns no
+    metrics row), so that a commit of another writer is never taken for ours."""
     source = spark.sql(change_slice_sql(cycle, chunk)) if changes is None else changes
     source.createOrReplaceTempView(view)
     try:
         with commit():
-            spark.sql(merge_sql(cycle, chunk, view))
+            metrics = spark.sql(merge_sql(cycle, chunk, view)).collect()
     except Exception as exc:
         if is_commit_conflict(exc):
             return True
         raise
     finally:
         spark.catalog.dropTempView(view)
-    return False
+    return not metrics
