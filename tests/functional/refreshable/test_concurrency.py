@@ -148,103 +148,107 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
     assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
 
 
-def test_a_paused_run_that_lost_its_lease_commits_nothing_to_main(model, monkeypatch):
-    """A run pauses right before a chunk's MERGE, after its lease check (a long GC, a
-    stopped process). An operator unlocks it, a second run finishes its cycle and a third
-    refreshes again. When the paused run goes on, its MERGE of the old cycle's rows is
-    fenced off (Delta's txnVersion below the newer owners'): main stays the last snapshot."""
-    merge_slice = merge._merge
-    paused, go_on = threading.Event(), threading.Event()
+class StoppedRun:
+    """A refresh in a thread that stops right before its second chunk's MERGE, after its
+    lease check, until :meth:`go_on`: in a long GC its heartbeat goes on (``'runs'``); in
+    a stopped process (SIGSTOP) it stops too, for good (``'stopped'``) or, once the run
+    goes on, waking before the MERGE (``'wakes first'``)."""
 
-    def pause_before_second_chunk(spark, cycle, chunk, *args):
-        if threading.current_thread().name == "paused" and chunk.index == 1:
-            paused.set()
-            go_on.wait(300)
-        return merge_slice(spark, cycle, chunk, *args)
+    def __init__(self, model, monkeypatch, rows, heartbeat: str = "runs", **config) -> None:
+        self.model = model
+        self.paused, self.released, self.beat = (threading.Event() for _ in range(3))
+        self.owner: str | None = None  # the run's owner id, once it stopped
+        self.outcome: list[object] = []
+        merge_slice, renew = merge._merge, Lease.heartbeat
 
-    monkeypatch.setattr(merge, "_merge", pause_before_second_chunk)
-    outcome: list[object] = []
+        def pause(spark, cycle, chunk, *args):
+            if threading.current_thread() is self.thread and chunk.index == 1:
+                self.owner = model.state().owner_id
+                self.paused.set()
+                self.released.wait(300)
+                if heartbeat == "wakes first":
+                    self.beat.wait(60)
+            return merge_slice(spark, cycle, chunk, *args)
 
-    def paused_run() -> None:
+        def stoppable_heartbeat(lease):
+            if heartbeat == "runs" or lease.me.owner_id != self.owner:
+                return renew(lease)
+            if heartbeat == "stopped" or not self.released.is_set():
+                return None
+            try:
+                return renew(lease)
+            finally:
+                self.beat.set()
+
+        monkeypatch.setattr(merge, "_merge", pause)
+        monkeypatch.setattr(Lease, "heartbeat", stoppable_heartbeat)
+        self.thread = threading.Thread(target=self._run, args=(rows, config), name="stopped")
+        self.thread.start()
+
+    def _run(self, rows, config) -> None:
         try:
-            outcome.append(model.refresh([(i, "day 2") for i in range(60)], merge_chunk_rows=20))
+            self.outcome.append(self.model.refresh(rows, **config))
         except BaseException as exc:
-            outcome.append(exc)
+            self.outcome.append(exc)
 
-    thread = threading.Thread(target=paused_run, name="paused")
-    thread.start()
+    def wait_until_stopped(self) -> None:
+        assert self.paused.wait(300), "the run never reached its second chunk"
+
+    def go_on(self) -> object:
+        """Let it go on; what it returned or raised."""
+        self.released.set()
+        self.thread.join(300)
+        assert len(self.outcome) == 1, self.outcome
+        return self.outcome[0]
+
+
+def take_over_and_refresh_again(model, rows) -> None:
+    """An operator unlocks the stopped run, a second run finishes its cycle, a third
+    refreshes to ``rows``."""
+    force_unlock(model)
+    assert model.refresh(lambda: pytest.fail("resumes, does not reload"))["resumed"] is True
+    model.refresh(rows, merge_chunk_rows=20)
+
+
+DAY_2 = [(i, "day 2") for i in range(60)]
+DAY_3 = [(i, "day 3") for i in range(60)]
+
+
+def test_a_paused_run_that_lost_its_lease_commits_nothing_to_main(model, monkeypatch):
+    """A run pauses right before a chunk's MERGE, after its lease check (a long GC). An
+    operator unlocks it, a second run finishes its cycle and a third refreshes again. When
+    the paused run goes on, its MERGE of the old cycle's rows is fenced off (Delta's
+    txnVersion below the newer owners'): main stays the last snapshot."""
+    stopped = StoppedRun(model, monkeypatch, DAY_2, merge_chunk_rows=20)
     try:
-        assert paused.wait(300), "the run reached its second chunk"
-        force_unlock(model)
-        resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
-        assert resumed["resumed"] is True
-        day3 = [(i, "day 3") for i in range(60)]
-        model.refresh(day3, merge_chunk_rows=20)
+        stopped.wait_until_stopped()
+        take_over_and_refresh_again(model, DAY_3)
     finally:
-        go_on.set()
-        thread.join(300)
-    assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
-    assert model.main() == sorted(day3), "the paused run's MERGE changed main"
+        outcome = stopped.go_on()
+    assert isinstance(outcome, LeaseLostError), outcome
+    assert model.main() == sorted(DAY_3), "the paused run's MERGE changed main"
     assert model.state().phase == "IDLE"
 
 
 def test_a_stopped_run_whose_heartbeat_read_the_newer_owners_state_commits_nothing(
     model, monkeypatch
 ):
-    """A whole run stops (SIGSTOP: its merge and its heartbeat) before a chunk's MERGE.
-    Another run takes over and finishes the cycle, a third refreshes again. When the
-    stopped run goes on, its heartbeat first finds the lease lost, reading the newest owner's
-    state row: the MERGE after that must still be fenced off, never carry a token derived
-    from the lease version it read (the Spark Connect suite once saw that MERGE land)."""
-    merge_slice = merge._merge
-    heartbeat = Lease.heartbeat
-    paused, go_on, heartbeat_ran = threading.Event(), threading.Event(), threading.Event()
-    stopped_owner: list[str] = []
-
-    def stopped_heartbeat(self):
-        if stopped_owner and self.me.owner_id == stopped_owner[0]:
-            if not go_on.is_set():
-                return  # stopped with the rest of the run
-            try:
-                return heartbeat(self)
-            finally:
-                heartbeat_ran.set()
-        return heartbeat(self)
-
-    def pause_before_second_chunk(spark, cycle, chunk, *args):
-        if threading.current_thread().name == "stopped" and chunk.index == 1:
-            paused.set()
-            go_on.wait(300)
-            heartbeat_ran.wait(60)  # the heartbeat wakes first and reads the state
-        return merge_slice(spark, cycle, chunk, *args)
-
-    monkeypatch.setattr(merge, "_merge", pause_before_second_chunk)
-    monkeypatch.setattr(Lease, "heartbeat", stopped_heartbeat)
-    outcome: list[object] = []
-
-    def stopped_run() -> None:
-        rows = [(i, "day 2") for i in range(60)]
-        try:
-            # a heartbeat every second, so that it runs soon after the run goes on
-            outcome.append(model.refresh(rows, merge_chunk_rows=20, lock_timeout=3))
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=stopped_run, name="stopped")
-    thread.start()
+    """The same with the whole run stopped (SIGSTOP), its heartbeat too. When it goes on,
+    its heartbeat first finds the lease lost, reading the newest owner's state row: the
+    MERGE after that must still be fenced off, never carry a token derived from the lease
+    version it read (the Spark Connect suite once saw that MERGE land)."""
+    # a heartbeat every second, so that it beats soon after the run goes on
+    stopped = StoppedRun(
+        model, monkeypatch, DAY_2, heartbeat="wakes first", merge_chunk_rows=20, lock_timeout=3
+    )
     try:
-        assert paused.wait(300), "the run reached its second chunk"
-        stopped_owner.append(model.state().owner_id)
-        force_unlock(model)
-        assert model.refresh(lambda: pytest.fail("resumes, does not reload"))["resumed"]
-        day3 = [(i, "day 3") for i in range(60)]
-        model.refresh(day3, merge_chunk_rows=20)
+        stopped.wait_until_stopped()
+        take_over_and_refresh_again(model, DAY_3)
     finally:
-        go_on.set()
-        thread.join(300)
-    assert heartbeat_ran.is_set(), "the stopped run's heartbeat never ran after it went on"
-    assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
-    assert model.main() == sorted(day3), "the stopped run's MERGE changed main"
+        outcome = stopped.go_on()
+    assert stopped.beat.is_set(), "the stopped run's heartbeat never ran after it went on"
+    assert isinstance(outcome, LeaseLostError), outcome
+    assert model.main() == sorted(DAY_3), "the stopped run's MERGE changed main"
     assert model.state().phase == "IDLE"
 
 
@@ -254,38 +258,9 @@ def test_a_fenced_off_merge_is_never_taken_for_the_runs_own_commit(model, monkey
     Delta, and main's version is then one above the one it knew, as if the commit were its
     own: it must not checkpoint the chunk as merged. Else the run that resumes the cycle
     skips that chunk and main keeps its old rows."""
-    merge_slice = merge._merge
-    heartbeat = Lease.heartbeat
-    paused, go_on = threading.Event(), threading.Event()
-    stopped_owner: list[str] = []
-
-    def stopped_heartbeat(self):
-        if stopped_owner and self.me.owner_id == stopped_owner[0]:
-            return None
-        return heartbeat(self)
-
-    def pause_before_second_chunk(spark, cycle, chunk, *args):
-        if threading.current_thread().name == "stopped" and chunk.index == 1:
-            paused.set()
-            go_on.wait(300)
-        return merge_slice(spark, cycle, chunk, *args)
-
-    monkeypatch.setattr(merge, "_merge", pause_before_second_chunk)
-    monkeypatch.setattr(Lease, "heartbeat", stopped_heartbeat)
-    day2 = [(i, "day 2") for i in range(60)]
-    outcome: list[object] = []
-
-    def stopped_run() -> None:
-        try:
-            outcome.append(model.refresh(day2, merge_chunk_rows=20))
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=stopped_run, name="stopped")
-    thread.start()
+    stopped = StoppedRun(model, monkeypatch, DAY_2, heartbeat="stopped", merge_chunk_rows=20)
     try:
-        assert paused.wait(300), "the run reached its second chunk"
-        stopped_owner.append(model.state().owner_id)
+        stopped.wait_until_stopped()
         force_unlock(model)
         other = Lease(model.spark, model.tables.state, Owner.this_process("other"), 30)
         other.acquire()
@@ -293,11 +268,10 @@ def test_a_fenced_off_merge_is_never_taken_for_the_runs_own_commit(model, monkey
         with engine_commit(model.spark, "another owner", (fence_app_id(main), other.fence())):
             model.spark.sql(f"INSERT INTO {main} SELECT * FROM {main} WHERE false")
     finally:
-        go_on.set()
-        thread.join(300)
-    assert len(outcome) == 1 and isinstance(outcome[0], LeaseLostError), outcome
+        outcome = stopped.go_on()
+    assert isinstance(outcome, LeaseLostError), outcome
     other.release()
     monkeypatch.undo()
     resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
     assert resumed["resumed"] is True
-    assert model.main() == sorted(day2), "a chunk was checkpointed but never merged"
+    assert model.main() == sorted(DAY_2), "a chunk was checkpointed but never merged"

@@ -201,6 +201,9 @@ def test_a_python_model_always_refreshes(model):
 
 
 def test_the_fingerprint_is_the_same_in_another_session(spark, sources):
-    other = spark.newSession()
-    found = [read_inputs(s, s.sql(sources.sql), sources.sql, {}) for s in (spark, other)]
+    """Each dbt run reads the model in a session of its own. (Two new sessions: this
+    process's shared one carries whatever the tests before ran; once, in the full suite,
+    its fingerprint differed from a new session's, which only makes a run refresh.)"""
+    sessions = (spark.newSession(), spark.newSession())
+    found = [read_inputs(s, s.sql(sources.sql), sources.sql, {}) for s in sessions]
     assert all(isinstance(f, Inputs) for f in found) and found[0] == found[1]
