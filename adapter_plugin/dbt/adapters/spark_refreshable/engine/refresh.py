@@ -118,6 +118,16 @@ class LoadedCycle:
             json.loads(state.cycle_plan),
         )
 
+    def state_fields(self) -> dict[str, Any]:
+        """The state row's fields that the move to FINISHING stores (``of_state`` reads
+        them back; refresh_id is already the row's)."""
+        return {
+            "vnodes": self.vnodes,
+            "snapshot_rows": self.snapshot_rows,
+            "snapshot_checksum": self.snapshot_checksum,
+            "cycle_plan": json.dumps(self.plan),
+        }
+
 
 def message_of(error: BaseException) -> str:
     """An error's message without dbt's "Runtime Error" heading."""
@@ -430,12 +440,7 @@ class RefreshRun:
         with self.clock.measure("bookkeeping"):
             progress.ensure_table(spark, tables)
             self.lease.transition(
-                Phase.FINISHING,
-                vnodes=config.vnodes,
-                chunks_total=len(chunks),
-                snapshot_rows=staged.rows,
-                snapshot_checksum=staged.checksum,
-                cycle_plan=json.dumps(cycle_plan),
+                Phase.FINISHING, chunks_total=len(chunks), **loaded.state_fields()
             )
         self.report.say(
             f"staged {staged.rows:,} rows, {counts.total():,} changed; staging and the change "
