@@ -39,7 +39,7 @@ def spelled(constraints: list[list[str]]) -> dict[str, str]:
 
 
 def test_main_carries_the_constraints_through_refreshes_and_a_resume(spark, monkeypatch):
-    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS, merge_chunk_rows=1)
+    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS, merge_chunk_rows=3)
     model.refresh(rows(1))
     assert constraints_on(model) == spelled(CONSTRAINTS)
     model.refresh(rows(2))

@@ -24,9 +24,7 @@ def must_not_run():
 
 @pytest.fixture
 def model(spark):
-    model = EngineModel(
-        spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10, refresh_every="1 hour"
-    )
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", refresh_every="1 hour")
     model.refresh(DAY1)
     return model
 
@@ -47,7 +45,7 @@ def test_a_fresh_model_is_skipped_and_a_due_one_refreshed(model, spark):
 def test_full_refresh_and_a_resumable_merge_run_even_when_fresh(model, monkeypatch):
     monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
     with pytest.raises(InjectedFault):
-        model.refresh(DAY2, refresh_every=None)
+        model.refresh(DAY2, refresh_every=None, merge_chunk_rows=10)  # crashed mid-merge
     monkeypatch.delenv(FAULT_ENV)
     result = model.refresh(must_not_run)  # FINISHING: resumed, however fresh the last cycle
     assert result["resumed"] is True and model.main() == sorted(DAY2)

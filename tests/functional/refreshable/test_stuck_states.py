@@ -22,20 +22,22 @@ from tests.functional.refreshable.engine_harness import EngineModel
 
 DAY1 = [(i, f"one {i}") for i in range(40)]
 DAY2 = [(i, f"two {i}" if i % 2 else f"one {i}") for i in range(10, 60)]
-ONE_CHUNK = 1_000_000  # day 1 is built in one chunk; day 2 merges in chunks of 10 rows
+# every cycle merges in one chunk, but a crashed one: day 2 in chunks of 10 rows, so that the
+# crash leaves chunks to resume (each chunk is a MERGE: one costs a second or more)
+CRASHED_CHUNK_ROWS = 10
 
 
 @pytest.fixture
 def model(spark):
-    model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10)
-    model.refresh(DAY1, merge_chunk_rows=ONE_CHUNK)
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.refresh(DAY1)
     return model
 
 
 def crash(model: EngineModel, monkeypatch, point: str, rows) -> None:
     monkeypatch.setenv(FAULT_ENV, f"{point}:raise")
     with pytest.raises(InjectedFault):
-        model.refresh(rows)
+        model.refresh(rows, merge_chunk_rows=CRASHED_CHUNK_ROWS)
     monkeypatch.delenv(FAULT_ENV)
 
 
@@ -91,9 +93,9 @@ def status(model: EngineModel) -> str:
 
 
 def test_item7_status_in_every_phase(spark, monkeypatch):
-    model = EngineModel(spark, "id INT, value STRING", unique_key="id", merge_chunk_rows=10)
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
     assert "not built yet" in status(model)
-    model.refresh(DAY1, merge_chunk_rows=ONE_CHUNK)
+    model.refresh(DAY1)
     assert f"{model.tables.display}: IDLE" in status(model)
     crash(model, monkeypatch, "loading", DAY2)
     assert ": REFRESHING" in status(model)
