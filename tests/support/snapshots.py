@@ -4,6 +4,7 @@ A :class:`GeneratedModel` is one table: a schema (a leading ``case_id`` key, gen
 columns, generated value columns) and many independent *cases*, each a day 1 -> day 2 ->
 day 3 sequence of rows under its own ``case_id``. Between days a case's rows are inserted,
 updated (one leaf changed, possibly deep inside a nested value, possibly to or from NULL),
+re-keyed under an equal spelling of their key (a double 0.0 as -0.0),
 moved between adjacent columns of one type, deleted, or left alone; some cases empty
 themselves or grow many rows. Everything follows from ``seed``: the same seed, features and
 sizes give the same model, so a failure reproduces from the seed printed with it.
@@ -138,7 +139,7 @@ QUOTED_NAMES = ["Col A", "prix (€)", "ünïcödé", "🚀 launch", "a.b", "x`y
 KEY_KINDS: list[tuple[str, ...]] = [
     ("INT",),
     ("STRING", "DATE"),
-    ("DECIMAL(18,2)", "BIGINT"),
+    ("DECIMAL(18,2)", "DOUBLE"),  # a double key: 0.0 and -0.0, NaN, infinities
     ("TIMESTAMP", "STRING"),
 ]
 UNICODE = [
@@ -156,6 +157,7 @@ UNICODE = [
     "עברית",
     "\u200b",
 ]
+NAN = float("nan")  # the one NaN of keys: NaN keys are equal in Spark, so in `taken` too
 SCENARIOS = ["mixed", "mixed", "mixed", "nested_leaf", "moves", "empties", "crowded", "reinsert"]
 
 
@@ -330,7 +332,16 @@ class Generator:
         kind = key_kind(ddl)
         if kind == "string":
             return self.string() + str(self.rng.randint(0, 99))  # never empty
-        return self.atom(Atom(ddl, kind))
+        value = self.atom(Atom(ddl, kind))
+        return NAN if value != value else value
+
+    def respelled(self, values: tuple, n: int) -> tuple:
+        """The row under the same key spelled otherwise, where a key allows it: a double
+        key part 0.0 as -0.0 and back (Spark compares them equal)."""
+        if not self.f.signed_zero:
+            return values
+        key = tuple(-v if isinstance(v, float) and v == 0.0 else v for v in values[:n])
+        return (*key, *values[n:])
 
     # --- cases -------------------------------------------------------------------------
 
@@ -373,6 +384,8 @@ class Generator:
                 continue
             if op == "update" or scenario in ("nested_leaf", "moves"):
                 values = self.update(scenario, values, n, columns)
+            if rng.random() < 0.3:
+                values = self.respelled(values, n)
             after[key] = values
         for _ in range(rng.randint(0, 3)):
             key = self.key(kinds, taken)
@@ -424,9 +437,13 @@ def decimal_shape(ddl: str) -> tuple[int, int]:
 
 
 def key_kind(ddl: str) -> str:
-    return {"INT": "int", "BIGINT": "bigint", "STRING": "string", "DATE": "date"}.get(
-        ddl, "decimal" if ddl.startswith("DECIMAL") else "ts"
-    )
+    return {
+        "INT": "int",
+        "BIGINT": "bigint",
+        "STRING": "string",
+        "DATE": "date",
+        "DOUBLE": "double",
+    }.get(ddl, "decimal" if ddl.startswith("DECIMAL") else "ts")
 
 
 def same(a: Any, b: Any) -> bool:

@@ -200,11 +200,10 @@ def changed_rows_sql(
     """The rows of a diff (a relation or subquery of :func:`diff_sql`) with their content
     from staging (pinned at ``staging_version``), as (op, vnode, columns); deletes carry
     only their keys. Staging meets the inserted and updated keys in an inner join, which
-    broadcasts them when they are few: staging is streamed once, not shuffled."""
+    broadcasts them when they are few: staging is streamed once, not shuffled. Keys too come
+    from staging: the diff's are grouped, which spells -0.0 as 0.0."""
     on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in plan.keys)
-    content = ", ".join(
-        qualified("d", c) if c in plan.keys else qualified("s", c) for c in plan.columns
-    )
+    content = column_list(plan.columns, "s")
     keys_only = ", ".join(
         qualified("d", f.name)
         if f.name in plan.keys

@@ -175,10 +175,8 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     keys, columns = cycle.plan.keys, cycle.plan.columns
     on = " AND ".join(f"t.{ident(k)} = c.{ident(k)}" for k in keys)
     in_chunk = f"{vnode_expression(keys, cycle.vnodes, 't')} {chunk.vnode_range}"
-    updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns if c not in keys)
-    update_clause = (
-        f"WHEN MATCHED AND c.{OP_COLUMN} <> 'D' THEN UPDATE SET {updates}" if updates else ""
-    )
+    # key columns too: a key equal to main's may be spelled otherwise (-0.0 for 0.0)
+    updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns)
     cols = ", ".join(ident(c) for c in columns)
     values = ", ".join(f"c.{ident(c)}" for c in columns)
     return f"""
@@ -186,7 +184,7 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
         USING {view} c
         ON {on} AND {in_chunk}
         WHEN MATCHED AND c.{OP_COLUMN} = 'D' THEN DELETE
-        {update_clause}
+        WHEN MATCHED AND c.{OP_COLUMN} <> 'D' THEN UPDATE SET {updates}
         WHEN NOT MATCHED AND c.{OP_COLUMN} <> 'D' THEN INSERT ({cols}) VALUES ({values})
     """
 
