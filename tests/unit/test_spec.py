@@ -34,6 +34,16 @@ def test_composite_key_and_explicit_values():
     assert config.to_dict()["unique_key"] == ["order_id", "line"]
 
 
+@pytest.mark.parametrize(
+    "written, name",
+    [("` id `", " id "), ("`a``b`", "a`b"), ("  `x y`  ", "x y"), ("`", "`"), ("`id", "`id")],
+)
+def test_a_column_name_in_backticks_is_read_as_spark_sql_quotes_it(written, name):
+    assert RefreshConfig.from_model_config({"unique_key": written}).unique_key == (name,)
+    partitioned = RefreshConfig.from_model_config({"unique_key": "k", "partition_by": [written]})
+    assert partitioned.partition_by == (name,)
+
+
 @pytest.mark.parametrize("missing", [None, "", []])
 def test_missing_unique_key_says_how_to_set_it(missing):
     with pytest.raises(ConfigError, match="needs `unique_key`.*unique_key='id'"):

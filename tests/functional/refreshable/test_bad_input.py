@@ -94,6 +94,34 @@ def test_a_missing_key_column_is_named(model):
     assert_untouched_and_idle(model, version)
 
 
+@pytest.mark.parametrize(
+    "select, message",
+    [
+        ("INTERVAL '3' DAY AS value", r"`value` is INTERVAL DAY, which Delta tables cannot store"),
+        ("'x' COLLATE UTF8_LCASE AS value", r"`value` is STRING COLLATE UTF8_LCASE.*UTF8_BINARY"),
+        ("TIME'12:00:00' AS value", r"`value` is TIME\(6\).*CAST\(c AS STRING\)"),
+        ("array(named_struct('a', 1, 'A', 2)) AS value", r"`value\[\]` is a struct.*\['a', 'A'\]"),
+        ("map('k', 1) AS id", r"unique_key `id` contains a MAP"),
+        ("named_struct('m', map(1, 2)) AS id", r"unique_key `id.m` contains a MAP"),
+    ],
+)
+def test_columns_a_table_cannot_hold_are_named_before_anything_is_written(model, select, message):
+    version = model.version()
+    key = "" if " AS id" in select else "id, "
+    with pytest.raises(ConfigError, match=message):
+        model.refresh(lambda: model.spark.sql(f"SELECT {key}{select} FROM range(3)"))
+    assert_untouched_and_idle(model, version)
+
+
+def test_a_key_named_with_spaces_at_its_ends_is_quoted_in_backticks(spark):
+    model = EngineModel(spark, "` id ` INT, `v` STRING", unique_key="` id `")
+    model.refresh([(1, "a"), (2, "b")])
+    model.refresh([(2, "B"), (3, "c")])
+    assert model.main() == [(2, "B"), (3, "c")]
+    with pytest.raises(ConfigError, match=r"\['id'\] are not in.*between backticks"):
+        EngineModel(spark, "` id ` INT, `v` STRING", unique_key=" id ").refresh([(1, "a")])
+
+
 def test_schema_changes_follow_on_schema_change(spark):
     model = EngineModel(spark, "id INT, value STRING, old STRING", unique_key="id")
     model.refresh([(1, "a", "x"), (2, "b", "y")])

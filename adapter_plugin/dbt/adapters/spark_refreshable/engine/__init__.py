@@ -10,6 +10,7 @@ One module per job:
   (compare-and-set on a one-row Delta table, heartbeat, owner liveness).
 - ``commits``: the tags and fences on the engine's Delta commits.
 - ``tables``: creating, adopting, evolving and dropping the tables.
+- ``columns``: what a snapshot's columns may be (names, types Delta stores, keys).
 - ``inputs``: what a SQL model reads, and whether it changed since the last cycle.
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.

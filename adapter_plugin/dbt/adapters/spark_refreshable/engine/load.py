@@ -19,10 +19,10 @@ from pyspark.errors import (
     NumberFormatException,
 )
 
+from dbt.adapters.spark_refreshable.engine.columns import resolve_keys
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
-    RESERVED_PREFIX,
     VNODE_COLUMN,
     ModelTables,
 )
@@ -68,39 +68,12 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
     )
 
 
-def resolve_keys(snapshot_columns: list[str], config: RefreshConfig) -> tuple[str, ...]:
-    """The unique_key columns as the snapshot spells them; a clear error if one is missing,
-    or if two columns differ only in case (Spark and Delta take them for one)."""
-    by_lower: dict[str, list[str]] = {}
-    for column in snapshot_columns:
-        by_lower.setdefault(column.lower(), []).append(column)
-    clashes = [names for names in by_lower.values() if len(names) > 1]
-    if clashes:
-        raise ConfigError(
-            f"The model's result has columns whose names differ only in case: {clashes}. "
-            f"Spark and Delta resolve names case-insensitively; rename or drop one of each."
-        )
-    missing = [k for k in config.unique_key if k.lower() not in by_lower]
-    if missing:
-        raise ConfigError(
-            f"unique_key column(s) {missing} are not in the model's result, whose columns are "
-            f"{snapshot_columns}. Fix unique_key in the model's config or select the column(s)."
-        )
-    reserved = [c for c in snapshot_columns if c.lower().startswith(RESERVED_PREFIX)]
-    if reserved:
-        raise ConfigError(
-            f"Columns {reserved} use the prefix {RESERVED_PREFIX}, reserved for the engine; "
-            f"rename them in the model."
-        )
-    return tuple(by_lower[k.lower()][0] for k in config.unique_key)
-
-
 def plan_for(
     spark: Any, snapshot: Any, tables: ModelTables, config: RefreshConfig, main_exists: bool
 ) -> SchemaPlan:
     """The schema plan (keys spelled as main spells them), checked on the snapshot's schema
     alone: no data read yet."""
-    keys = resolve_keys(snapshot.columns, config)
+    keys = resolve_keys(snapshot.schema, config.unique_key)
     main_schema = columns_of(spark, tables.main) if main_exists else None
     return plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
 

@@ -172,14 +172,7 @@ def _unique_key(value: Any) -> tuple[str, ...]:
             "identifies a row, e.g. config(materialized='refreshable', unique_key='id') or "
             "unique_key=['order_id', 'line_number']."
         )
-    keys = [value] if isinstance(value, str) else value
-    if not isinstance(keys, list | tuple) or not all(
-        isinstance(k, str) and k.strip() for k in keys
-    ):
-        raise ConfigError(f"unique_key must be a column name or a list of them, got {value!r}.")
-    keys = [k.strip() for k in keys]
-    if len(set(k.lower() for k in keys)) != len(keys):
-        raise ConfigError(f"unique_key lists a column twice: {keys}.")
+    keys = _column_names("unique_key", value)
     reserved = [k for k in keys if k.lower().startswith(RESERVED_PREFIX)]
     if reserved:
         raise ConfigError(
@@ -227,10 +220,19 @@ def _column_names(name: str, value: Any) -> tuple[str, ...]:
         isinstance(n, str) and n.strip() for n in names
     ):
         raise ConfigError(f"{name} must be a column name or a list of them, got {value!r}.")
-    names = [n.strip() for n in names]
+    names = [_column_name(n) for n in names]
     if len({n.lower() for n in names}) != len(names):
         raise ConfigError(f"{name} lists a column twice: {names}.")
     return tuple(names)
+
+
+def _column_name(written: str) -> str:
+    """A column name as a config writes it: quoted in backticks as in Spark SQL (a doubled
+    backtick for a backtick), exactly as quoted; unquoted, without surrounding spaces."""
+    name = written.strip()
+    if len(name) > 2 and name[0] == name[-1] == "`":
+        return name[1:-1].replace("``", "`")
+    return name
 
 
 def _tblproperties(value: Any) -> dict[str, str]:

@@ -104,7 +104,7 @@ def schema_from_json(value: Any) -> StructType:
 # -- hashes ------------------------------------------------------------------------------
 
 
-def _is_collated(dtype: DataType) -> bool:
+def is_collated(dtype: DataType) -> bool:
     return (
         isinstance(dtype, StringType)
         and getattr(dtype, "collation", BINARY_COLLATION) != BINARY_COLLATION
@@ -130,7 +130,7 @@ def value_hash(expr: str, dtype: DataType, depth: int = 0) -> str:
         # xxhash64 hashes -0.0 as 0.0: add the sign of a zero
         negative_zero = f"({expr} = 0 AND startswith(CAST({expr} AS STRING), '-'))"
         hashed = f"xxhash64({expr}, {negative_zero})"
-    elif _is_collated(dtype):
+    elif is_collated(dtype):
         hashed = f"xxhash64(collate({expr}, '{BINARY_COLLATION}'))"
     elif dtype.typeName() == "variant":
         hashed = f"xxhash64(to_json({expr}))"
@@ -177,7 +177,7 @@ def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
         return f"CASE WHEN {expr} IS NULL THEN NULL ELSE named_struct({pairs}) END"
     if isinstance(dtype, (FloatType, DoubleType)):
         return f"CAST({expr} AS STRING)"
-    if _is_collated(dtype):
+    if is_collated(dtype):
         return f"collate({expr}, '{BINARY_COLLATION}')"
     if dtype.typeName() == "variant":
         return f"to_json({expr})"

@@ -1,0 +1,108 @@
+"""What a snapshot's columns may be, checked on its schema alone before anything is written:
+names the engine can tell apart and resolve, types Delta can store, keys Spark can compare.
+Each refusal names the column and the cast or rename that fixes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    MapType,
+    StructType,
+)
+
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX
+from dbt.adapters.spark_refreshable.engine.sql import is_collated, type_sql
+
+# types a Delta table cannot hold (Delta 4.4), by Spark's type name, with the cast that fixes it
+UNSTORABLE = {
+    "daytimeinterval": "a number (e.g. seconds) or CAST(c AS STRING)",
+    "yearmonthinterval": "a number of months or CAST(c AS STRING)",
+    "interval": "CAST(c AS STRING)",
+    "time": "CAST(c AS STRING), or a timestamp",
+    "geometry": "its well-known binary, st_asbinary(c)",
+    "geography": "its well-known binary, st_asbinary(c)",
+}
+
+
+def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, ...]:
+    """The unique_key columns as the snapshot spells them, after checking the snapshot's
+    columns: a clear error for a missing key, names that differ only in case (Spark and
+    Delta take them for one), the engine's reserved prefix, a type Delta cannot store or a
+    key Spark cannot compare."""
+    columns = schema.names
+    by_lower: dict[str, list[str]] = {}
+    for column in columns:
+        by_lower.setdefault(column.lower(), []).append(column)
+    clashes = [names for names in by_lower.values() if len(names) > 1]
+    if clashes:
+        raise ConfigError(
+            f"The model's result has columns whose names differ only in case: {clashes}. "
+            f"Spark and Delta resolve names case-insensitively; rename or drop one of each."
+        )
+    missing = [k for k in unique_key if k.lower() not in by_lower]
+    if missing:
+        raise ConfigError(
+            f"unique_key column(s) {missing} are not in the model's result, whose columns are "
+            f"{columns}. Fix unique_key in the model's config or select the column(s) (a name "
+            f"with spaces at its ends is written between backticks: '` id `')."
+        )
+    reserved = [c for c in columns if c.lower().startswith(RESERVED_PREFIX)]
+    if reserved:
+        raise ConfigError(
+            f"Columns {reserved} use the prefix {RESERVED_PREFIX}, reserved for the engine; "
+            f"rename them in the model."
+        )
+    keys = tuple(by_lower[k.lower()][0] for k in unique_key)
+    problems = [
+        problem
+        for field in schema.fields
+        for problem in _type_problems(field.name, field.dataType, field.name in keys)
+    ]
+    if problems:
+        raise ConfigError(
+            "The model's result has columns a refreshable table cannot hold:\n- "
+            + "\n- ".join(problems)
+            + "\nCast or rename them in the model."
+        )
+    return keys
+
+
+def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
+    """What is wrong with the column (or nested field) at ``path`` of type ``dtype``."""
+    name = dtype.typeName()
+    if name in UNSTORABLE:
+        yield (
+            f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: cast it "
+            f"to {UNSTORABLE[name]}."
+        )
+    elif is_collated(dtype):
+        yield (
+            f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: use "
+            f"collate(c, 'UTF8_BINARY') (and lower(c) if it should compare without case)."
+        )
+    elif isinstance(dtype, MapType):
+        if is_key:
+            yield (
+                f"unique_key `{path}` contains a MAP ({type_sql(dtype)}): Spark cannot hash or "
+                f"compare maps. Key on other columns, or on array_sort(map_entries(c))."
+            )
+        yield from _type_problems(f"{path}.key", dtype.keyType, is_key)
+        yield from _type_problems(f"{path}.value", dtype.valueType, is_key)
+    elif isinstance(dtype, ArrayType):
+        yield from _type_problems(f"{path}[]", dtype.elementType, is_key)
+    elif isinstance(dtype, StructType):
+        lower: dict[str, list[str]] = {}
+        for field in dtype.fields:
+            lower.setdefault(field.name.lower(), []).append(field.name)
+        clashes = [names for names in lower.values() if len(names) > 1]
+        if clashes:
+            yield (
+                f"`{path}` is a struct with fields whose names differ only in case {clashes}: "
+                f"Spark resolves field names case-insensitively; rename them in named_struct()."
+            )
+        for field in dtype.fields:
+            yield from _type_problems(f"{path}.{field.name}", field.dataType, is_key)
