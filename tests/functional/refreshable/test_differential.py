@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
 
 import pytest
 
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.content import content_problems
 from tests.support.snapshots import (
     KEY_KINDS,
     GeneratedModel,
-    canonical,
     features_without,
     generate,
-    quote,
 )
 
 CASES = int(os.environ.get("REFRESHABLE_DIFF_CASES", "204"))
@@ -39,40 +37,6 @@ FEATURES_OFF = [f for f in os.environ.get("REFRESHABLE_DIFF_FEATURES_OFF", "").s
 MODELS = math.ceil(CASES / CASES_PER_MODEL)
 # small chunks: every refresh (400-640 changed rows) applies its changes in two or three chunks
 CHUNK_ROWS = 250
-
-
-def collected(rows: list[Any], key_count: int) -> dict[Any, tuple]:
-    """Rows (columns in the snapshot's order) by canonical key, canonical."""
-    out: dict[Any, tuple] = {}
-    for row in rows:
-        values = tuple(canonical(v) for v in row)
-        out[values[:key_count]] = values
-    return out
-
-
-def content_problems(
-    engine: EngineModel, snapshot: Any, key_count: int
-) -> list[tuple[tuple | None, str]]:
-    """How main differs from ``snapshot`` (a DataFrame) by content, as (key, what) pairs;
-    [] when equal. Main's columns are matched to the snapshot's case-insensitively (Spark
-    resolves names so)."""
-    names = snapshot.columns
-    main = engine.spark.table(engine.tables.main)
-    by_lower = {c.lower(): c for c in main.columns}
-    missing = [n for n in names if n.lower() not in by_lower]
-    if missing:
-        return [(None, f"main has no column(s) {missing}; main: {main.columns}, snapshot: {names}")]
-    main_rows = main.select(*[main[quote(by_lower[n.lower()])] for n in names]).collect()
-    want = collected(snapshot.collect(), key_count)
-    got = collected(main_rows, key_count)
-    problems = []
-    if len(main_rows) != len(got):
-        problems.append((None, f"main has {len(main_rows) - len(got)} duplicate key(s)"))
-    for key in sorted(set(want) | set(got), key=repr):
-        if want.get(key) != got.get(key):
-            what = f"key {key}:\n  snapshot: {want.get(key)}\n  main:     {got.get(key)}"
-            problems.append((key, what))
-    return problems
 
 
 def run_days(engine: EngineModel, model: GeneratedModel) -> list[str]:
@@ -86,7 +50,9 @@ def run_days(engine: EngineModel, model: GeneratedModel) -> list[str]:
             message = str(error).split("\n", 1)[0][:600]  # not Spark's whole plan
             report.append(f"day {day}: the refresh failed: {type(error).__name__}: {message}")
             break
-        for key, what in content_problems(engine, engine.frame(rows), len(model.unique_key)):
+        for key, what in content_problems(
+            engine.spark, engine.tables.main, engine.frame(rows), len(model.unique_key)
+        ):
             case = f" case {key[0]} ({model.case(key[0]).scenario})" if key else ""
             report.append(f"day {day}{case}: {what}")
     return report
@@ -118,7 +84,7 @@ def refresh_spelled(engine: EngineModel, ddl: str, rows: list[tuple]) -> list[st
     """Refresh from ``rows`` under ``ddl``'s spelling; how main then differs."""
     frame = engine.spark.createDataFrame(rows, ddl)
     engine.refresh(lambda: frame)
-    return [what for _, what in content_problems(engine, frame, 1)]
+    return [what for _, what in content_problems(engine.spark, engine.tables.main, frame, 1)]
 
 
 def test_columns_change_case_between_days(spark) -> None:
