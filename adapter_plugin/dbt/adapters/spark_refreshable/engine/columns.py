@@ -10,13 +10,15 @@ from pyspark.sql.types import (
     ArrayType,
     DataType,
     MapType,
+    StringType,
     StructType,
 )
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX
-from dbt.adapters.spark_refreshable.engine.sql import is_collated, type_sql
+from dbt.adapters.spark_refreshable.engine.sql import type_sql
 
+BINARY = "UTF8_BINARY"  # Spark's default collation, the only one Delta 4.4 stores
 # types a Delta table cannot hold (Delta 4.4), by Spark's type name, with the cast that fixes it
 UNSTORABLE = {
     "daytimeinterval": "a number (e.g. seconds) or CAST(c AS STRING)",
@@ -26,6 +28,11 @@ UNSTORABLE = {
     "geometry": "its well-known binary, st_asbinary(c)",
     "geography": "its well-known binary, st_asbinary(c)",
 }
+
+
+def _is_collated(dtype: DataType) -> bool:
+    """A string type of another collation than the binary one."""
+    return isinstance(dtype, StringType) and getattr(dtype, "collation", BINARY) != BINARY
 
 
 def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, ...]:
@@ -79,7 +86,7 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
             f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: cast it "
             f"to {UNSTORABLE[name]}."
         )
-    elif is_collated(dtype):
+    elif _is_collated(dtype):
         yield (
             f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: use "
             f"collate(c, 'UTF8_BINARY') (and lower(c) if it should compare without case)."

@@ -3,7 +3,7 @@
 The row hash decides what changed, so it must tell apart every two values that differ.
 Spark's ``xxhash64`` does not: it skips NULLs (also inside arrays, structs and maps), folds
 the elements of nested values in sequence (``[[1], [2]]`` hashes like ``[[1, 2]]``),
-hashes ``-0.0`` like ``0.0``, string values by their collation and refuses maps. So every
+hashes ``-0.0`` like ``0.0`` and refuses maps. So every
 value is hashed by its type (:func:`value_hash`): NULL as a constant of its own, a
 collection with its length and one hash per element, a map by its entries in hash order,
 a struct by one hash per field, a float with its sign. A row's hash is the hash of its
@@ -21,14 +21,12 @@ from pyspark.sql.types import (
     DoubleType,
     FloatType,
     MapType,
-    StringType,
     StructField,
     StructType,
 )
 
 # the hash of a NULL value at any depth (a non-null value hashes to it with odds 2^-64)
 NULL_HASH = "CAST(-4875932512283745717 AS BIGINT)"
-BINARY_COLLATION = "UTF8_BINARY"
 
 
 def ident(name: str) -> str:
@@ -104,13 +102,6 @@ def schema_from_json(value: Any) -> StructType:
 # -- hashes ------------------------------------------------------------------------------
 
 
-def is_collated(dtype: DataType) -> bool:
-    return (
-        isinstance(dtype, StringType)
-        and getattr(dtype, "collation", BINARY_COLLATION) != BINARY_COLLATION
-    )
-
-
 def value_hash(expr: str, dtype: DataType, depth: int = 0) -> str:
     """A BIGINT hash of the value of ``expr`` (of type ``dtype``), never NULL, that differs
     for any two values that differ (up to 64-bit collisions), NULLs at any depth included."""
@@ -130,8 +121,6 @@ def value_hash(expr: str, dtype: DataType, depth: int = 0) -> str:
         # xxhash64 hashes -0.0 as 0.0: add the sign of a zero
         negative_zero = f"({expr} = 0 AND startswith(CAST({expr} AS STRING), '-'))"
         hashed = f"xxhash64({expr}, {negative_zero})"
-    elif is_collated(dtype):
-        hashed = f"xxhash64(collate({expr}, '{BINARY_COLLATION}'))"
     elif dtype.typeName() == "variant":
         hashed = f"xxhash64(to_json({expr}))"
     else:
@@ -155,8 +144,8 @@ def checksum_expression(hash_column: str) -> str:
 
 def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
     """The value of ``expr`` in a form that ``EXCEPT ALL`` compares exactly: maps as their
-    entries sorted, floats as their decimal spelling (-0.0 and NaN included), collated
-    strings by their bytes, variants as JSON. Independent of :func:`value_hash`."""
+    entries sorted, floats as their decimal spelling (-0.0 and NaN included), variants as
+    JSON. Independent of :func:`value_hash`."""
     element = f"__refreshable_c{depth}"
     if isinstance(dtype, ArrayType):
         inner = comparable_expression(element, dtype.elementType, depth + 1)
@@ -177,8 +166,6 @@ def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
         return f"CASE WHEN {expr} IS NULL THEN NULL ELSE named_struct({pairs}) END"
     if isinstance(dtype, (FloatType, DoubleType)):
         return f"CAST({expr} AS STRING)"
-    if is_collated(dtype):
-        return f"collate({expr}, '{BINARY_COLLATION}')"
     if dtype.typeName() == "variant":
         return f"to_json({expr})"
     return expr
