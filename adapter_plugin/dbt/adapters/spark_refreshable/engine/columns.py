@@ -35,16 +35,27 @@ def _is_collated(dtype: DataType) -> bool:
     return isinstance(dtype, StringType) and getattr(dtype, "collation", BINARY) != BINARY
 
 
+def _by_lower(names: list[str]) -> dict[str, list[str]]:
+    """Names grouped as Spark resolves them, case-insensitively."""
+    grouped: dict[str, list[str]] = {}
+    for name in names:
+        grouped.setdefault(name.lower(), []).append(name)
+    return grouped
+
+
+def _case_clashes(by_lower: dict[str, list[str]]) -> list[list[str]]:
+    """Groups of names that differ only in case: Spark and Delta take them for one."""
+    return [names for names in by_lower.values() if len(names) > 1]
+
+
 def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, ...]:
     """The unique_key columns as the snapshot spells them, after checking the snapshot's
     columns: a clear error for a missing key, names that differ only in case (Spark and
     Delta take them for one), the engine's reserved prefix, a type Delta cannot store or a
     key Spark cannot compare."""
     columns = schema.names
-    by_lower: dict[str, list[str]] = {}
-    for column in columns:
-        by_lower.setdefault(column.lower(), []).append(column)
-    clashes = [names for names in by_lower.values() if len(names) > 1]
+    by_lower = _by_lower(columns)
+    clashes = _case_clashes(by_lower)
     if clashes:
         raise ConfigError(
             f"The model's result has columns whose names differ only in case: {clashes}. "
@@ -102,10 +113,7 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
     elif isinstance(dtype, ArrayType):
         yield from _type_problems(f"{path}[]", dtype.elementType, is_key)
     elif isinstance(dtype, StructType):
-        lower: dict[str, list[str]] = {}
-        for field in dtype.fields:
-            lower.setdefault(field.name.lower(), []).append(field.name)
-        clashes = [names for names in lower.values() if len(names) > 1]
+        clashes = _case_clashes(_by_lower(dtype.names))
         if clashes:
             yield (
                 f"`{path}` is a struct with fields whose names differ only in case {clashes}: "
