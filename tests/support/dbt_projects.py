@@ -8,6 +8,7 @@ for `--vars '{expect: {model: day}}'`, that each model's table holds exactly tha
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -86,9 +87,17 @@ def run_dbt(
     return run_bounded([DBT, *args], cwd=root, env=env, timeout=timeout)
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT back to its default action, so that dbt's Python
+    turns Ctrl-C into KeyboardInterrupt even when the suite runs as a background job of a
+    shell (which starts those with SIGINT ignored, an ignore that children inherit)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_dbt(root: Path, env: dict[str, str], *args: str) -> Streamed:
-    """A `dbt` process whose output (stdout and stderr) is read line by line."""
-    return Streamed([DBT, *args], cwd=root, env=env)
+    """A `dbt` process whose output (stdout and stderr) is read line by line, and that a
+    test can stop with SIGINT as Ctrl-C would."""
+    return Streamed([DBT, *args], cwd=root, env=env, preexec_fn=_interruptible)
 
 
 def free_port() -> int:
