@@ -4,8 +4,6 @@ no extra row, no spurious delete."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
@@ -39,10 +37,10 @@ def model(spark):
     return model
 
 
-def crash(model, monkeypatch, point: str, rows, **config) -> None:
+def crash(model, monkeypatch, point: str, rows) -> None:
     monkeypatch.setenv(FAULT_ENV, f"{point}:raise")
     with pytest.raises(InjectedFault, match=point.split("@")[0]):
-        model.refresh(rows, **config)
+        model.refresh(rows)
     monkeypatch.delenv(FAULT_ENV)
 
 
@@ -102,35 +100,6 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
     # and the next run is an ordinary cycle again
     newer = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
     assert newer["resumed"] is False and model.main() == sorted(NEWER)
-
-
-@pytest.mark.parametrize(
-    ("point", "main_moved"),
-    [("finishing", False), ("chunk_committed@1", False), ("finishing", True)],
-)
-def test_a_one_chunk_cycle_resumed_without_its_diff_diffs_again(
-    model, spark, monkeypatch, point, main_moved
-):
-    """A one-chunk cycle writes no change set: its run merges from the diff it holds. The
-    run that resumes it diffs the chunk again, against main as the crash left it (or as
-    another writer changed it since), and the cycle still completes exactly."""
-    crash(model, monkeypatch, point, NEW, merge_chunk_rows=ONE_CHUNK)
-    planned = model.state()
-    assert planned.phase == "FINISHING" and planned.chunks_total == 1
-    assert json.loads(planned.cycle_plan)["changes_version"] is None
-    if main_moved:
-        spark.sql(f"UPDATE {model.tables.main} SET value = 'other' WHERE id IN (21, 22, 23)")
-        spark.sql(f"INSERT INTO {model.tables.main} VALUES (1000, 'sneaked in')")
-    result = model.refresh(lambda: pytest.fail("a resume does not run the model"))
-    assert result["resumed"] is True
-    assert model.main() == sorted(NEW)
-    if point == "finishing" and not main_moved:
-        assert (result["rows_inserted"], result["rows_deleted"]) == (30, 20)
-    # main was verified equal to the snapshot, unless another writer moved it: the next
-    # cycle diffs against the snapshot's stored hashes, not all of main
-    newer = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
-    assert newer["diff_read_main"] is main_moved
-    assert model.main() == sorted(NEWER)
 
 
 def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatch):

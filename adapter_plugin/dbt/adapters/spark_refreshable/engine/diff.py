@@ -4,10 +4,8 @@ One narrow pass. Staging's keys, vnode and stored row hash, grouped by key (whic
 duplicate keys on the way), are full-outer-joined with main's keys and row hashes as of
 one pinned version: a key only in staging is an insert, only in main a delete, in both
 with another hash an update. Only the changed rows are then read back from staging with
-their content (:func:`changed_rows_sql`): written to the changes table, ordered by vnode
-so that a merge chunk reads its own slice of a small table, when the merge takes several
-chunks; read by the one chunk's MERGE itself, from the diff held persisted, when it takes
-one. Unchanged rows never leave staging.
+their content and written to the changes table, ordered by vnode so that a merge chunk
+reads its own slice of a small table. Unchanged rows never leave staging.
 
 Main's side of the diff need not read main: while main still equals the last completed
 snapshot row for row, that snapshot's keys, vnodes and row hashes are in staging as the

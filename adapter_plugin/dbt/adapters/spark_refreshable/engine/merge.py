@@ -111,11 +111,7 @@ class Cycle:
     them (None for a cycle planned by a version that did not store them). Staging and the
     changes table are read at the versions the cycle wrote (``staging_version``,
     ``changes_version``): a run that lost its lease, or another cycle that rewrote them
-    since, cannot change what a chunk merges. A one-chunk cycle writes no change set
-    (``changes_version`` None): the run that diffed merges from its diff, still held
-    (``diff_view``, a temp view of :func:`diff.diff_sql`'s rows), and a run that resumes the
-    cycle without it diffs the chunk again against main, which holds no commit but the
-    cycle's own while the change set is exact."""
+    since, cannot change what a chunk merges."""
 
     tables: ModelTables
     plan: SchemaPlan
@@ -124,13 +120,6 @@ class Cycle:
     changes: dict[str, dict[int, int]] | None = None
     staging_version: int | None = None
     changes_version: int | None = None
-    diff_view: str | None = None
-
-    @property
-    def change_set_at_hand(self) -> bool:
-        """Whether the change set can be read as the cycle's diff counted it: staging (no
-        main at the diff), the changes table, or the diff this run holds."""
-        return self.inserts_only or self.changes_version is not None or bool(self.diff_view)
 
     def changes_in(self, chunk: Chunk) -> dict[str, dict[int, int]] | None:
         """The change set's rows per op and vnode within ``chunk``, if the cycle knows them."""
@@ -158,21 +147,13 @@ def main_version(spark: Any, tables: ModelTables) -> int:
     return table_version(spark, tables.main)
 
 
-def change_slice_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
-    """A chunk's slice of the change set, as rows of (op, vnode, columns), while the change
-    set is exact for main as of ``version``."""
-    tables, plan = cycle.tables, cycle.plan
-    if not cycle.change_set_at_hand:
-        return rediff_sql(cycle, chunk, version)
-    if cycle.diff_view:
-        return changed_rows_sql(
-            cycle.diff_view, tables, plan, chunk.vnode_range, cycle.staging_version
-        )
-    columns = column_list(plan.columns)
+def change_slice_sql(cycle: Cycle, chunk: Chunk) -> str:
+    """A chunk's slice of the change set, as rows of (op, vnode, columns)."""
+    columns = column_list(cycle.plan.columns)
     if cycle.inserts_only:
-        source, op = as_of(tables.staging, cycle.staging_version), "'I'"
+        source, op = as_of(cycle.tables.staging, cycle.staging_version), "'I'"
     else:
-        source, op = as_of(tables.changes, cycle.changes_version), OP_COLUMN
+        source, op = as_of(cycle.tables.changes, cycle.changes_version), OP_COLUMN
     return (
         f"SELECT {op} AS {OP_COLUMN}, {ident(VNODE_COLUMN)}, {columns} FROM {source} "
         f"WHERE {ident(VNODE_COLUMN)} {chunk.vnode_range}"
@@ -234,10 +215,9 @@ def merge_chunk(
         exact = current is not None
         if exact and chunk.rows == 0:
             return ChunkResult(applied, version, attempt, current)
-        known = cycle.changes_in(chunk) if exact and cycle.change_set_at_hand else None
+        known = cycle.changes_in(chunk) if exact else None
         if known is not None:  # the change set's slice, as the cycle's diff counted it
-            source = spark.sql(change_slice_sql(cycle, chunk, version))
-            counts, missed = known, _merge(spark, cycle, chunk, view, commit, source)
+            counts, missed = known, _merge(spark, cycle, chunk, view, commit, None)
         else:
             counts, missed = _diff_and_merge(spark, cycle, chunk, view, commit, version, exact)
             if counts is None:
@@ -275,7 +255,7 @@ def _diff_and_merge(
     from pyspark import StorageLevel
 
     changes = spark.sql(
-        change_slice_sql(cycle, chunk, version) if exact else rediff_sql(cycle, chunk, version)
+        change_slice_sql(cycle, chunk) if exact else rediff_sql(cycle, chunk, version)
     )
     changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -291,11 +271,12 @@ def _diff_and_merge(
 def _merge(
     spark: Any, cycle: Cycle, chunk: Chunk, view: str, commit: ChunkCommit, changes: Any
 ) -> bool:
-    """One tagged, fenced MERGE of ``changes`` (a DataFrame of the chunk's changed rows).
-    Whether it did not commit: it lost a commit conflict, or Delta skipped it as fenced off
-    (a newer owner wrote to main; a skipped MERGE returns no metrics row), so that a commit
-    of another writer is never taken for ours."""
-    changes.createOrReplaceTempView(view)
+    """One tagged, fenced MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the change
+    set, read by the MERGE itself). Whether it did not commit: it lost a commit conflict, or
+    Delta skipped it as fenced off (a newer owner wrote to main; a skipped MERGE returns no
+    metrics row), so that a commit of another writer is never taken for ours."""
+    source = spark.sql(change_slice_sql(cycle, chunk)) if changes is None else changes
+    source.createOrReplaceTempView(view)
     try:
         with commit():
             metrics = spark.sql(merge_sql(cycle, chunk, view)).collect()

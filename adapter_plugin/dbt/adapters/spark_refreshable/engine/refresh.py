@@ -100,15 +100,13 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
 @dataclass(frozen=True)
 class LoadedCycle:
     """A cycle whose staging and change set are whole: as the move to FINISHING stored it
-    in the state row, or as this run's load left it. ``diff_view``: the cycle's diff, held by
-    the run that loaded it when it wrote no change set (one chunk; see ``merge.Cycle``)."""
+    in the state row, or as this run's load left it when it has nothing to merge."""
 
     refresh_id: str
     vnodes: int
     snapshot_rows: int
     snapshot_checksum: str
     plan: dict[str, Any]  # the cycle plan: schema, versions, chunks, counts, inputs
-    diff_view: str | None = None
 
     @classmethod
     def of_state(cls, state: Any) -> LoadedCycle:
@@ -185,7 +183,6 @@ class RefreshRun:
         self.started = time.monotonic()
         self.report = ProgressReporter(tables.display)
         self.view = f"refreshable_changes_{owner.owner_id}"
-        self.diff_view = f"refreshable_diff_{owner.owner_id}"
         self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
         self._checkpoints_written = False  # has the cycle any progress row yet
         self._inputs: Inputs | str | None = None  # what the snapshot reads, or why unknown
@@ -238,8 +235,7 @@ class RefreshRun:
         elif recovery is Recovery.DISCARD_PARTIAL_LOAD:
             with self.clock.measure("bookkeeping"):  # its staging is overwritten by the load
                 self.lease.restart_cycle()
-        with contextlib.ExitStack() as held:  # the cycle's diff, until the merge is done
-            self._merge_and_clean_up(self._load(snapshot, held))
+        self._merge_and_clean_up(self._load(snapshot))
 
     def _drop_for_full_refresh(self) -> None:
         """Drop every table under the lease (a live owner refuses it), so that no run can
@@ -383,9 +379,7 @@ class RefreshRun:
         )
 
     # -- Refreshing ------------------------------------------------------------------
-    def _load(self, snapshot: Callable[[], Any], held: contextlib.ExitStack) -> LoadedCycle:
-        """Load and diff a new cycle. A cycle that merges in one chunk writes no change set:
-        its diff stays persisted in ``held`` for the merge to read."""
+    def _load(self, snapshot: Callable[[], Any]) -> LoadedCycle:
         spark, tables, config = self.spark, self.tables, self.config
         refresh_id = self.lease.state.refresh_id
         with self.clock.measure("load"):
@@ -409,11 +403,11 @@ class RefreshRun:
             load.check_constraints(spark, tables, config.constraints)
             base_version = main_version(spark, tables) if main_exists else None
             main_id = None if main_detail is None else str(main_detail["id"])
-        with contextlib.ExitStack() as diffing:
+        with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
                 index = self._main_index(plan, main_detail, base_version)
                 self.result["diff_read_main"] = main_exists and index is None
-                found = diffing.enter_context(
+                found = held.enter_context(
                     diff.change_set(spark, tables, plan, config.vnodes, base_version, index)
                 )
                 counts = found.counts
@@ -423,17 +417,11 @@ class RefreshRun:
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), config.vnodes, config.merge_chunk_rows
                 )
-            changes_version, diff_view = None, None
+            changes_version = None
             if base_version is not None and counts.total():
-                if len(chunks) == 1:  # the merge reads the diff: held until it is done
-                    diff_view = self.diff_view
-                    found.diff.createOrReplaceTempView(diff_view)
-                    diffing.callback(spark.catalog.dropTempView, diff_view)
-                    held.push(diffing.pop_all())
-                else:
-                    with self.clock.measure("fetch"):
-                        found.write(files=len(chunks))
-                        changes_version = table_version(spark, tables.changes)
+                with self.clock.measure("fetch"):
+                    found.write(files=len(chunks))
+                    changes_version = table_version(spark, tables.changes)
         cycle_plan = {
             **plan.to_json(),
             "base_version": base_version,
@@ -445,9 +433,7 @@ class RefreshRun:
             "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
             "inputs": None if inputs is None else inputs.to_json(),
         }
-        loaded = LoadedCycle(
-            refresh_id, config.vnodes, staged.rows, staged.checksum, cycle_plan, diff_view
-        )
+        loaded = LoadedCycle(refresh_id, config.vnodes, staged.rows, staged.checksum, cycle_plan)
         if not counts.total():  # nothing to resume: no FINISHING, a crash loads again
             self.report.say(f"staged {staged.rows:,} rows, none changed")
             return loaded
@@ -456,9 +442,9 @@ class RefreshRun:
             self.lease.transition(
                 Phase.FINISHING, chunks_total=len(chunks), **loaded.state_fields()
             )
-        whole = "staging is" if diff_view else "staging and the change set are"
         self.report.say(
-            f"staged {staged.rows:,} rows, {counts.total():,} changed; {whole} whole (FINISHING)"
+            f"staged {staged.rows:,} rows, {counts.total():,} changed; staging and the change "
+            f"set are whole (FINISHING)"
         )
         self.faults.reached("finishing")
         return loaded
@@ -479,7 +465,6 @@ class RefreshRun:
             else {op: {int(v): n for v, n in by.items()} for op, by in changes.items()},
             stored.get("staging_version"),
             stored.get("changes_version"),
-            loaded.diff_view,
         )
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
