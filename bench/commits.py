@@ -1,0 +1,113 @@
+"""What one commit to a one-row Delta table costs, by kind: the engine's compare-and-set of
+its state row (an ``UPDATE``) against the alternatives, on the `local` target's session.
+Also checks that an append with ``txnAppId``/``txnVersion`` behaves as a compare-and-set.
+
+    python bench/commits.py [--commits 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dbt.adapters.spark_refreshable.connections import SparkRefreshableCredentials
+from dbt.adapters.spark_refreshable.environments import for_credentials
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scripts.spark_profile import render_target
+
+TABLE = "refreshable_commits.state"
+COLUMNS = "lease_version BIGINT, owner STRING"
+CHECKSUM = "spark.databricks.delta.writeChecksumFile.enabled"
+
+
+def session(folder: Path) -> Any:
+    target = render_target(folder, threads=1)
+    fields = {k: v for k, v in target.items() if k not in ("type", "threads")}
+    return for_credentials(SparkRefreshableCredentials.from_dict(fields)).base_session()
+
+
+def version(spark: Any) -> int:
+    return spark.sql(f"DESCRIBE HISTORY {TABLE} LIMIT 1").collect()[0]["version"]
+
+
+def write(spark: Any, mode: str, lease_version: int, owner: str, app_id: str | None) -> None:
+    frame = spark.createDataFrame([(lease_version, owner)], COLUMNS)
+    writer = frame.write.format("delta").mode(mode)
+    if app_id is not None:
+        writer = writer.option("txnAppId", app_id).option("txnVersion", lease_version)
+    writer.saveAsTable(TABLE)
+
+
+def seconds_each(commit: Callable[[int], Any], commits: int) -> float:
+    commit(0)  # warm-up
+    started = time.monotonic()
+    for i in range(1, commits + 1):
+        commit(i)
+    return (time.monotonic() - started) / commits
+
+
+def check_compare_and_set(spark: Any) -> None:
+    """Appends as a compare-and-set on the lease version: a stale writer commits nothing, and
+    of two writers expecting the same version exactly one commits."""
+    app_id = "lease-check"
+    write(spark, "append", 1, "first", app_id)
+    before = version(spark)
+    write(spark, "append", 1, "stale", app_id)
+    print(f"a stale writer committed nothing: {version(spark) == before}")
+    outcomes: dict[str, str] = {}
+
+    def race(owner: str) -> None:
+        try:
+            write(spark, "append", 2, owner, app_id)
+            outcomes[owner] = "committed"
+        except Exception as error:  # the loser: Delta's conflict, named in the Java trace
+            conflict = "ConcurrentTransactionException"
+            outcomes[owner] = conflict if conflict in str(error) else type(error).__name__
+
+    racers = [threading.Thread(target=race, args=(owner,)) for owner in ("a", "b")]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    print(f"two writers expecting the same version: {outcomes}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--commits", type=int, default=8, help="commits timed per kind")
+    n = parser.parse_args().commits
+    with tempfile.TemporaryDirectory(prefix="refreshable-commits-") as folder:
+        spark = session(Path(folder))
+        spark.sql("CREATE SCHEMA IF NOT EXISTS refreshable_commits")
+        spark.sql(
+            f"CREATE TABLE {TABLE} ({COLUMNS}) USING delta "
+            f"TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')"
+        )
+        spark.sql(f"INSERT INTO {TABLE} VALUES (0, NULL)")
+        update = f"UPDATE {TABLE} SET owner = 'me' WHERE lease_version = 0"
+        kinds: list[tuple[str, Callable[[int], Any]]] = [
+            ("UPDATE ... WHERE lease_version = v", lambda i: spark.sql(update).collect()),
+            ("overwrite with txnAppId", lambda i: write(spark, "overwrite", 100 + i, "me", "o")),
+            ("append with txnAppId", lambda i: write(spark, "append", 100 + i, "me", "a")),
+            ("blind append", lambda i: write(spark, "append", 0, "me", None)),
+        ]
+        print("| commit | seconds each |\n| --- | ---: |")
+        for name, commit in kinds:
+            print(f"| {name} | {seconds_each(commit, n):.2f} |", flush=True)
+        spark.conf.set(CHECKSUM, "false")
+        print(f"| UPDATE, {CHECKSUM}=false | {seconds_each(kinds[0][1], n):.2f} |")
+        spark.conf.unset(CHECKSUM)
+        check_compare_and_set(spark)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
