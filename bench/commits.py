@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.spark_refreshable.connections import SparkRefreshableCredentials
+from dbt.adapters.spark_refreshable.engine.tables import table_version
 from dbt.adapters.spark_refreshable.environments import for_credentials
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,10 +33,6 @@ def session(folder: Path) -> Any:
     target = render_target(folder, threads=1)
     fields = {k: v for k, v in target.items() if k not in ("type", "threads")}
     return for_credentials(SparkRefreshableCredentials.from_dict(fields)).base_session()
-
-
-def version(spark: Any) -> int:
-    return spark.sql(f"DESCRIBE HISTORY {TABLE} LIMIT 1").collect()[0]["version"]
 
 
 def write(spark: Any, mode: str, lease_version: int, owner: str, app_id: str | None) -> None:
@@ -59,9 +56,9 @@ def check_compare_and_set(spark: Any) -> None:
     of two writers expecting the same version exactly one commits."""
     app_id = "lease-check"
     write(spark, "append", 1, "first", app_id)
-    before = version(spark)
+    before = table_version(spark, TABLE)
     write(spark, "append", 1, "stale", app_id)
-    print(f"a stale writer committed nothing: {version(spark) == before}")
+    print(f"a stale writer committed nothing: {table_version(spark, TABLE) == before}")
     outcomes: dict[str, str] = {}
 
     def race(owner: str) -> None:
