@@ -4,7 +4,10 @@ only inserted, updated and deleted rows are written."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -62,6 +65,29 @@ def test_a_refresh_writes_only_the_difference(model):
     assert metrics["numTargetRowsUpdated"] == "2"
     assert metrics["numTargetRowsDeleted"] == "1"
     assert metrics["numTargetRowsCopied"] == "0", "unchanged rows are not rewritten"
+
+
+def file_statistics(spark, table: str) -> list[dict]:
+    """The statistics of the data files that the latest commit to ``table`` added."""
+    location = spark.sql(f"DESCRIBE DETAIL {table}").collect()[0]["location"]
+    log = sorted(Path(urlparse(location).path, "_delta_log").glob("*.json"))[-1]
+    actions = [json.loads(line) for line in log.read_text().splitlines()]
+    return [json.loads(a["add"]["stats"]) for a in actions if "add" in a]
+
+
+def test_staging_and_the_change_set_keep_statistics_on_the_vnode_only(model, spark):
+    model.refresh(FIRST)
+    model.refresh(FIRST[1:])
+    vnodes = set(model.vnodes_of({2, 3, 4}).values())
+    for table in (model.tables.staging, model.tables.changes):
+        stats = file_statistics(spark, table)
+        assert stats and all(s["numRecords"] > 0 for s in stats), (table, stats)
+        for file in stats:
+            # one column, under its physical name (column mapping): the vnode
+            assert len(file["minValues"]) == 1 and len(file["maxValues"]) == 1, (table, file)
+            (low,) = file["minValues"].values()
+            (high,) = file["maxValues"].values()
+            assert low <= high and (table == model.tables.changes or low in vnodes), file
 
 
 def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):

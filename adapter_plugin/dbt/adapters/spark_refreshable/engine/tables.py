@@ -54,8 +54,13 @@ LEGACY_COLUMNS = {
     "progress": {"refresh_id", "vnode", "chunk", "staged_rows"},
     "state": {"phase", "lease_version", "owner_id"},
 }
-# staging and changes hold the snapshot's columns: every name main accepts
-SCRATCH_PROPERTIES = {**BOOKKEEPING_PROPERTIES, "delta.columnMapping.mode": "name"}
+# staging and changes hold the snapshot's columns: every name main accepts. Only the engine
+# reads them, and it filters on the vnode alone: file statistics on that column only.
+SCRATCH_PROPERTIES = {
+    **BOOKKEEPING_PROPERTIES,
+    "delta.columnMapping.mode": "name",
+    "delta.dataSkippingStatsColumns": VNODE_COLUMN,
+}
 
 
 def properties_sql(properties: dict[str, str]) -> str:
