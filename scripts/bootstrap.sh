@@ -30,7 +30,7 @@ fi
 extras=${REFRESHABLE_EXTRAS:-dev}
 packages_stamp="$venv/.refreshable-packages"
 packages_print=$(fingerprint adapter_plugin/pyproject.toml)
-read -r stamped_print stamped_extras < "$packages_stamp" 2>/dev/null || true
+{ read -r stamped_print stamped_extras < "$packages_stamp"; } 2>/dev/null || true
 missing=""
 for extra in ${extras//,/ }; do
   [[ ",${stamped_extras:-}," == *",$extra,"* ]] || missing="$missing,$extra"

@@ -1,9 +1,13 @@
 """The state machine and the lease: one source of truth for who may refresh a model.
 
-A model's state is one row of a Delta table (``naming.ModelTables.state``). Every change
-is a compare-and-set: ``UPDATE ... WHERE lease_version = <the version read>``. Of two
-racing writers Delta lets one commit and fails the other with a concurrent-modification
-error (or the other's predicate matches nothing), so two processes can never both win.
+A model's state is the newest row (highest ``lease_version``) of a Delta table used as a
+log (``naming.ModelTables.state``). Every change is a compare-and-set that appends the next
+row with Delta's idempotent-write options: ``txnAppId`` = ``LEASE_APP_ID``, ``txnVersion`` =
+the new lease version. Delta skips an append whose version is not above the latest it
+recorded, and of two racing appends commits one and fails the other with a concurrent
+transaction error, so two processes can never both win. An append costs about half the
+``UPDATE`` it replaces (``bench/results/history/2026-11-25-state-log.md``); once the log
+holds ``COMPACT_AT_ROWS`` rows, a change deletes the rows below its own.
 
 Phases and the only transitions allowed::
 
@@ -29,7 +33,12 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.commits import SESSION_CONF_LOCK
+from dbt.adapters.spark_refreshable.engine.commits import (
+    SESSION_CONF_LOCK,
+    TXN_APP_ID_OPTION,
+    TXN_VERSION_OPTION,
+    USER_METADATA_OPTION,
+)
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.sql import literal
 
@@ -157,9 +166,27 @@ STATE_COLUMNS: dict[str, str] = {
 }
 assert list(STATE_COLUMNS) == [f.name for f in fields(State)]
 
+# The idempotent-write app id of every state append. Delta records app ids per table, so one
+# id serves all state tables.
+LEASE_APP_ID = "dbt-refreshable-lease"
+# Rows the log may hold before a change deletes the rows below its own.
+COMPACT_AT_ROWS = 12
+# How far back in a state table's history a writer looks for its own commit: state commits
+# are serialized by the lease, so a few at most land between an append and that look.
+RECENT_COMMITS = 10
+
 # Fences per lease version; a new state table starts its lease version at the epoch in
 # milliseconds, above those of a dropped one, and the product stays a 64-bit integer.
 FENCE_STRIDE = 2**20
+
+
+def state_row_select(state: State) -> str:
+    """A ``SELECT`` of ``state`` as one row of the state table."""
+    return "SELECT " + ", ".join(
+        f"CAST({literal(getattr(state, name))} AS {sql_type}) AS {name}"
+        for name, sql_type in STATE_COLUMNS.items()
+    )
+
 
 RELEASED_OWNER = dict.fromkeys(
     ("owner_id", "owner_host", "owner_pid", "owner_pid_started", "owner_invocation", "heartbeat_at")
@@ -222,18 +249,22 @@ class Lease:
         # the lease version of our last state commit: ``state`` may be a newer owner's, once
         # a read found the lease taken over
         self._held_version: int | None = None
+        self._log_rows = 1  # rows in the state table at our last read or write
 
     # -- reading ---------------------------------------------------------------------
     def read(self) -> State:
-        rows = self.spark.table(self.table).collect()
-        if len(rows) != 1:
+        rows = [row.asDict() for row in self.spark.table(self.table).collect()]
+        newest = max((row["lease_version"] for row in rows), default=None)
+        current = [row for row in rows if row["lease_version"] == newest]
+        if len(current) != 1:
             raise LeaseLostError(
-                f"{self.table} should hold exactly one state row and holds {len(rows)}. "
-                f"Repair with `dbt run --full-refresh` on the model."
+                f"{self.table} should hold exactly one state row at its newest lease version "
+                f"({newest}) and holds {len(current)}. Repair with `dbt run --full-refresh` "
+                f"on the model."
             )
-        row = rows[0].asDict()
         with self._lock:
-            self.state = State(**{name: row.get(name) for name in STATE_COLUMNS})
+            self._log_rows = len(rows)
+            self.state = State(**{name: current[0].get(name) for name in STATE_COLUMNS})
             return self.state
 
     def fence(self) -> int:
@@ -261,18 +292,8 @@ class Lease:
             if require_owner and expected.owner_id != self.me.owner_id:
                 return False
             new = replace(expected, lease_version=expected.lease_version + 1, **changes)
-            assignments = ", ".join(
-                f"{name} = {literal(getattr(new, name))}"
-                for name in STATE_COLUMNS
-                if getattr(new, name) != getattr(expected, name)
-            )
-            where = f"lease_version = {expected.lease_version}"
-            if require_owner:
-                where += f" AND owner_id = {literal(self.me.owner_id)}"
             try:
-                with SESSION_CONF_LOCK:  # no chunk's tag or fence on a state commit
-                    update = self.spark.sql(f"UPDATE {self.table} SET {assignments} WHERE {where}")
-                    won = update.collect()[0][0] == 1
+                won = self._append(new)
             except Exception as exc:
                 if not is_commit_conflict(exc):
                     raise
@@ -280,7 +301,37 @@ class Lease:
             if won:
                 self.state = new
                 self._held_version = new.lease_version
+                self._log_rows += 1
+                if self._log_rows >= COMPACT_AT_ROWS:
+                    self._compact(new.lease_version)
             return won
+
+    def _append(self, new: State) -> bool:
+        """Append ``new`` as the state's next row; whether this append committed (Delta
+        skips it silently when another writer recorded its lease version first)."""
+        token = f"dbt-refreshable-state:{uuid.uuid4().hex}"
+        writer = (
+            self.spark.sql(state_row_select(new))
+            .write.format("delta")
+            .mode("append")
+            .option(TXN_APP_ID_OPTION, LEASE_APP_ID)
+            .option(TXN_VERSION_OPTION, str(new.lease_version))
+            .option(USER_METADATA_OPTION, token)
+        )
+        with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on a state commit
+            writer.saveAsTable(self.table)
+        recent = self.spark.sql(f"DESCRIBE HISTORY {self.table} LIMIT {RECENT_COMMITS}")
+        return any(row[0] == token for row in recent.select("userMetadata").collect())
+
+    def _compact(self, newest: int) -> None:
+        """Delete the rows below the newest; a conflict leaves them for a later change."""
+        try:
+            with SESSION_CONF_LOCK:
+                self.spark.sql(f"DELETE FROM {self.table} WHERE lease_version < {newest}")
+            self._log_rows = 1
+        except Exception as exc:
+            if not is_commit_conflict(exc):
+                raise
 
     def _claim(self, **changes: Any) -> dict[str, Any]:
         now = time.time()

@@ -33,7 +33,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     type_sql,
     without_nullability,
 )
-from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State
+from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State, state_row_select
 
 MAIN_PROPERTIES = {
     "delta.enableDeletionVectors": "true",
@@ -125,14 +125,11 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
         return
     # the lease version starts above any a dropped state table reached: see state.fence
     initial = State(lease_version=int(time.time() * 1000))
-    select = ", ".join(
-        f"CAST({literal(getattr(initial, name))} AS {sql_type}) AS {name}"
-        for name, sql_type in STATE_COLUMNS.items()
-    )
     try:
         spark.sql(
             f"CREATE TABLE {tables.state} USING delta "
-            f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)}) AS SELECT {select}"
+            f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)}) AS "
+            + state_row_select(initial)
         )
     except Exception as exc:
         if not table_exists(spark, tables.state):

@@ -5,15 +5,17 @@
 {% test refreshable_matches_snapshot(model) %}
   {%- set tables = adapter.refreshable_tables(model) -%}
   {%- set state_relation = api.Relation.create(schema=model.schema, identifier=tables.state) -%}
+  {#-- the state table is a log: its row with the highest lease version is the state --#}
+  {%- set newest_state = "select * from " ~ state_relation ~ " order by lease_version desc limit 1" -%}
   {%- set content_sql = "" -%}
   {%- if execute -%}
-    {%- set found = run_query("select last_columns from " ~ state_relation) -%}
+    {%- set found = run_query("select last_columns from (" ~ newest_state ~ ")") -%}
     {%- if found.rows | length == 1 -%}
       {%- set content_sql = adapter.refreshable_content_difference_sql(model, found.rows[0][0]) -%}
     {%- endif -%}
   {%- endif -%}
   with state as (
-    select phase, last_rows from {{ state_relation }}
+    select phase, last_rows from ({{ newest_state }})
   ),
   counted as (
     select count(*) as actual_rows from {{ model }}

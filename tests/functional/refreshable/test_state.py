@@ -1,0 +1,83 @@
+"""The state table as a log: each change appends the next row with Delta's idempotent-write
+options, so a writer that read an older state commits nothing, of racing writers exactly one
+commits, and the log stays a few rows long with its newest row the state."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine import state
+from dbt.adapters.spark_refreshable.engine.errors import LockHeldError
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, Phase
+from dbt.adapters.spark_refreshable.engine.tables import ensure_state_table
+from tests.functional.refreshable.engine_harness import EngineModel
+
+
+@pytest.fixture
+def tables(spark) -> ModelTables:
+    tables = EngineModel(spark, "id INT").tables
+    ensure_state_table(spark, tables)
+    return tables
+
+
+def lease(spark, tables: ModelTables, who: str) -> Lease:
+    return Lease(spark, tables.state, Owner.this_process(who), 300)
+
+
+def commits(spark, tables: ModelTables) -> int:
+    return spark.sql(f"DESCRIBE HISTORY {tables.state}").count()
+
+
+def test_a_writer_that_read_an_older_state_commits_nothing(spark, tables):
+    late, early = lease(spark, tables, "late"), lease(spark, tables, "early")
+    seen = late.read()
+    early.acquire()
+    before = commits(spark, tables)
+    with pytest.raises(LockHeldError, match="is being refreshed by dbt invocation early"):
+        late.acquire(attempts=1, just_read=seen)
+    assert commits(spark, tables) == before, "the stale append was committed"
+    found = late.read()
+    assert found.owner_id == early.me.owner_id and found.current_phase is Phase.REFRESHING
+    assert found.lease_version == seen.lease_version + 1
+
+
+def test_of_three_writers_that_read_the_same_state_exactly_one_commits(spark, tables):
+    writers = [lease(spark, tables, f"writer{i}") for i in range(3)]
+    seen = writers[0].read()
+    start = threading.Barrier(len(writers))
+    won: dict[str, bool] = {}
+
+    def claim(writer: Lease) -> None:
+        writer.state = seen
+        start.wait()
+        won[writer.me.invocation] = writer._compare_and_set(
+            {"owner_id": writer.me.owner_id, "owner_invocation": writer.me.invocation},
+            require_owner=False,
+        )
+
+    threads = [threading.Thread(target=claim, args=(w,)) for w in writers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winners = [who for who, ok in won.items() if ok]
+    assert len(won) == 3 and len(winners) == 1, won
+    found = writers[0].read()
+    assert found.owner_invocation == winners[0]
+    assert found.lease_version == seen.lease_version + 1
+    assert spark.table(tables.state).where(f"lease_version > {seen.lease_version}").count() == 1
+
+
+def test_the_log_stays_short_and_its_newest_row_is_the_state(spark, tables, monkeypatch):
+    monkeypatch.setattr(state, "COMPACT_AT_ROWS", 3)  # compact after two changes, not eleven
+    holder = lease(spark, tables, "holder")
+    holder.acquire()
+    for _ in range(5):
+        holder.heartbeat()
+    rows = spark.table(tables.state).count()
+    assert 1 <= rows < 3, rows
+    newest = lease(spark, tables, "reader").read()
+    assert newest == holder.state and newest.owner_id == holder.me.owner_id
