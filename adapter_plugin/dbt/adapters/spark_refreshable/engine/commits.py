@@ -10,10 +10,13 @@ A fence makes a write of a run that lost its lease a no-op: each write to main c
 Delta skips a write whose version is not above the latest it recorded for the app id, or
 fails it with a commit conflict when a newer one lands while it runs.
 
-Another thread's write in the same instant (dbt ``threads``, the same session) may still
-take the confs. So the app id names the model's main table, and Delta resets the version
-after its first use: such a write records at most one fence of ours, lower than any later
-one, and is never skipped for it.
+Every dbt job runs on a session of its own (``SparkEnvironment.isolated_session``): under
+dbt ``threads`` other models write through other sessions, and the only other thread on a
+refresh's session is its heartbeat, whose state appends take the lock and carry their ids
+as write options. A caller that shares one session between refreshes (the engine tests'
+threads) may still have a write of its own take the confs; so the app id names the model's
+main table, and Delta resets the version after its first use: such a write records at most
+one fence of ours, lower than any later one, and is never skipped for it.
 """
 
 from __future__ import annotations
