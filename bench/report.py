@@ -94,6 +94,15 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         if mine and table:
             ratio = mine["seconds"] / table["seconds"]
             checks.append(target(f"{label}: wall time vs table rebuild", ratio, limit))
+    if "cycles" in results:
+        cycles = results["cycles"]
+        checks.append(
+            target(
+                f"main's files after {cycles['cycles']} refreshes at 1% vs after a rebuild",
+                cycles["files"] / max(cycles["rebuild_files"], 1),
+                2.0,
+            )
+        )
     if "resume" in results:
         checks.append(
             target("resume after kill at half vs full refresh", results["resume"]["share"], 0.6)
@@ -162,6 +171,14 @@ def markdown(results: dict[str, Any]) -> str:
                 f"+{e['rows_inserted']} "
                 f"~{e['rows_updated']} -{e['rows_deleted']} |"
             )
+    if "cycles" in results:
+        cycles = results["cycles"]
+        lines += [
+            "",
+            f"After {cycles['cycles']} refreshes at 1% (one chunk each): main has "
+            f"{cycles['files']} data files, a rebuild {cycles['rebuild_files']}; main was "
+            f"compacted {cycles['compactions']} time(s) on the way (`compact_after_files`).",
+        ]
     if "resume" in results:
         resume = results["resume"]
         lines += [

@@ -1,7 +1,8 @@
 """The benchmark: `refreshable` against what a dbt + Spark user would pick instead, on TPC-H
 lineitem, in one run. `make bench` runs it; see the README's Benchmark section.
 
-    python bench/run.py [--sf 0.1] [--scaling 0.02,0.05] [--scenarios ...] [--no-kill]
+    python bench/run.py [--sf 0.1] [--scaling 0.02,0.05] [--scenarios ...] [--cycles 20]
+                        [--no-kill]
 
 Writes bench/results/results.json, results.md and chart.png.
 """
@@ -38,6 +39,9 @@ def main() -> None:
         "--scaling", default="0.02,0.05", help="more scale factors, comma-separated"
     )
     parser.add_argument("--scenarios", default=",".join(datagen.SCENARIOS))
+    parser.add_argument(
+        "--cycles", type=int, default=20, help="refreshes of the file-count run (0: skip it)"
+    )
     parser.add_argument("--no-kill", action="store_true", help="skip the kill -9 / resume run")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--data", type=Path, default=DATA, help="snapshots and warehouses")
@@ -84,12 +88,35 @@ def main() -> None:
             )
             rows = systems.count(f"SELECT * FROM parquet.`{snapshots[sf]['tpch_refresh']}`")
             results["scaling"].append({"sf": sf, "rows": rows, **refresh.as_dict()})
+    if args.cycles > 0:
+        say(f"SF {args.sf}: main's files after {args.cycles} refreshes at 1%, and a rebuild's")
+        results["cycles"] = many_cycles(systems, snapshots[args.sf], args.cycles)
     if not args.no_kill and "tpch_refresh" in scenarios:
         results["resume"] = kill_and_resume(snapshots[args.sf], results["refreshes"], args.data)
     results["machine"] = report.machine()
     results["seconds"] = round(time.monotonic() - started, 1)
     report.write(results, args.results)
     say(f"done in {results['seconds']:.0f}s: {args.results}/results.md")
+
+
+def many_cycles(systems: Systems, snapshots: dict[str, Path], cycles: int) -> dict[str, Any]:
+    """Main's data files after ``cycles`` refreshes, each changing ~1% of the rows (the
+    snapshot alternates between the base and tpch_refresh), against the table rebuild's
+    files; the last refresh checked equal to its snapshot."""
+    systems.reset(snapshots["base"], ("refreshable", "table"))
+    compactions = 0
+    for cycle in range(cycles):
+        snapshot = snapshots["tpch_refresh" if cycle % 2 == 0 else "base"]
+        refresh = systems.refresh("refreshable", "cycles", snapshot, check=cycle == cycles - 1)
+        compactions += "main_compacted" in refresh.engine
+    if not refresh.correct:
+        raise RuntimeError(f"after {cycles} refreshes main differs from the snapshot: {refresh}")
+    return {
+        "cycles": cycles,
+        "files": systems.data_files("refreshable"),
+        "rebuild_files": systems.data_files("table"),
+        "compactions": compactions,
+    }
 
 
 def kill_and_resume(

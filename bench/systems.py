@@ -115,7 +115,10 @@ class Systems:
             )
         return source
 
-    def refresh(self, system: str, scenario: str, snapshot: Path, **vars_: Any) -> Refresh:
+    def refresh(
+        self, system: str, scenario: str, snapshot: Path, check: bool = True, **vars_: Any
+    ) -> Refresh:
+        """Refresh ``system`` to ``snapshot``; with ``check``, compare its table with it."""
         versions_before = self.versions(system)
         if system == "merge":
             started = time.monotonic()
@@ -130,8 +133,13 @@ class Systems:
         refresh.commits = sum(
             after - versions_before.get(name, -1) for name, after in self.versions(system).items()
         )
-        self.check(refresh, snapshot)
+        if check:
+            self.check(refresh, snapshot)
         return refresh
+
+    def data_files(self, system: str) -> int:
+        """The data files of the system's table now (Delta's DESCRIBE DETAIL)."""
+        return int(self.spark.sql(f"DESCRIBE DETAIL {table_name(system)}").collect()[0]["numFiles"])
 
     def merge_sql(self, snapshot: Path, source: str | None = None) -> str:
         columns = [f.name for f in self.spark.read.parquet(str(snapshot)).schema.fields]

@@ -29,6 +29,8 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
             "",  # the scaling pass at the main scale factor only: one more point proves nothing
             "--scenarios",
             "tpch_refresh,inputs_unchanged",
+            "--cycles",
+            "2",
             "--no-kill",
             "--results",
             str(results),
@@ -62,5 +64,7 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
         (0.002, "refreshable"),
         (0.002, "table"),
     }
+    cycles = report["cycles"]
+    assert cycles["cycles"] == 2 and cycles["files"] > 0 and cycles["rebuild_files"] > 0, cycles
     assert report["targets"] and (results / "chart.png").stat().st_size > 0
     assert "| target |" in (results / "results.md").read_text()

@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.tables import table_detail
 from tests.functional.refreshable.engine_harness import EngineModel
 
 DDL = "id INT, name STRING, amount DECIMAL(10,2), note STRING"
@@ -69,7 +70,7 @@ def test_a_refresh_writes_only_the_difference(model):
 
 def file_statistics(spark, table: str) -> list[dict]:
     """The statistics of the data files that the latest commit to ``table`` added."""
-    location = spark.sql(f"DESCRIBE DETAIL {table}").collect()[0]["location"]
+    location = table_detail(spark, table)["location"]
     log = sorted(Path(urlparse(location).path, "_delta_log").glob("*.json"))[-1]
     actions = [json.loads(line) for line in log.read_text().splitlines()]
     return [json.loads(a["add"]["stats"]) for a in actions if "add" in a]

@@ -7,7 +7,7 @@ One module per job:
 - ``naming``: the names of a model's tables and of the engine's own columns.
 - ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL.
 - ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the lease
-  (compare-and-set on a one-row Delta table, heartbeat, owner liveness).
+  (compare-and-set appends to a Delta table kept as a short log, heartbeat, owner liveness).
 - ``commits``: the tags and fences on the engine's Delta commits.
 - ``tables``: creating, adopting, evolving and dropping the tables.
 - ``columns``: what a snapshot's columns may be (names, types Delta stores, keys).
@@ -16,6 +16,7 @@ One module per job:
 - ``progress``: the chunk plan and per-vnode checkpoints.
 - ``diff``: the change set (the one diff and change criterion, for a cycle or a chunk).
 - ``merge``: a chunk's changes applied to main in one atomic commit.
+- ``compaction``: main's small files compacted (``OPTIMIZE``) after a cycle that added many.
 - ``proof``: what ``refreshable_matches_snapshot`` compares (main and the last snapshot).
 - ``recovery``: what a run must do first, given the state it finds.
 - ``report``: progress lines while a refresh runs, and the run's result.

@@ -29,7 +29,12 @@ from typing import Any
 from pyspark.sql.types import StructField, StructType
 
 from dbt.adapters.spark_refreshable.engine import diff, load, progress
-from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
+from dbt.adapters.spark_refreshable.engine.commits import (
+    SESSION_CONF_LOCK,
+    engine_commit,
+    fence_app_id,
+)
+from dbt.adapters.spark_refreshable.engine.compaction import compact_main
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -558,6 +563,24 @@ class RefreshRun:
                 last_columns=json.dumps(last_snapshot.to_json()),
                 last_inputs=recorded_inputs,
             )
+        if any(counts.values()):  # the cycle's chunks added files to main
+            self._compact_main()
+
+    def _compact_main(self) -> None:
+        """Compact main after a completed cycle (see ``compaction``); a failure is reported,
+        not raised: the refresh is complete, and a later one tries again."""
+        with self.clock.measure("bookkeeping"):
+            try:
+                with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on it
+                    done = compact_main(
+                        self.spark, self.tables.main, self.config.compact_after_files
+                    )
+            except Exception as error:
+                self.report.say(f"main was not compacted: {message_of(error)[:300]}")
+                return
+        if done is not None:
+            self.result["main_compacted"] = [done.files_before, done.files_after]
+            self.report.say(f"compacted main: {done.files_before} files -> {done.files_after}")
 
     def _check_layout(self, plan: SchemaPlan, main_detail: Any) -> None:
         """Refuse a partition_by or clustering main could not be created with, before the

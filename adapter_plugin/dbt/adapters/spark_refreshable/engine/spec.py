@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "merge_time_budget": None,
     "refresh_every": None,
     "skip_unchanged_inputs": True,
+    "compact_after_files": 16,
 }
 # main's layout and properties, as dbt-spark and dbt-databricks users write them (unset:
 # none); liquid_clustered_by and cluster_by are two names of one setting
@@ -65,6 +66,7 @@ class RefreshConfig:
     merge_time_budget: float | None = DEFAULTS["merge_time_budget"]
     refresh_every: float | None = DEFAULTS["refresh_every"]  # seconds
     skip_unchanged_inputs: bool = DEFAULTS["skip_unchanged_inputs"]
+    compact_after_files: int = DEFAULTS["compact_after_files"]
     partition_by: tuple[str, ...] = ()
     cluster_by: tuple[str, ...] = ()  # liquid clustering
     tblproperties: dict[str, str] = field(default_factory=dict)
@@ -99,6 +101,9 @@ class RefreshConfig:
             refresh_every=_optional_duration("refresh_every", values["refresh_every"]),
             skip_unchanged_inputs=_boolean(
                 "skip_unchanged_inputs", values["skip_unchanged_inputs"]
+            ),
+            compact_after_files=_integer(
+                "compact_after_files", values["compact_after_files"], 0, None
             ),
             **_layout(values),
             constraints=(

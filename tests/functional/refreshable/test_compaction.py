@@ -1,0 +1,47 @@
+"""Main compacted after a cycle that left it with `compact_after_files` small files or more:
+main stays a few files, equal to each day's snapshot, and the next cycle still reads main's
+keys and hashes from staging (OPTIMIZE changes no row)."""
+
+from __future__ import annotations
+
+from dbt.adapters.spark_refreshable.engine.tables import table_detail
+from tests.functional.refreshable.engine_harness import EngineModel
+
+DDL = "id INT, value STRING"
+
+
+def day(n: int) -> list[tuple]:
+    """40 rows; each day changes the 8 rows with an id divisible by 5."""
+    return [(i, f"v{i}-{n}" if i % 5 == 0 else f"v{i}") for i in range(40)]
+
+
+def files(model: EngineModel) -> int:
+    return int(table_detail(model.spark, model.tables.main)["numFiles"])
+
+
+def test_main_is_compacted_once_its_cycles_added_enough_files(spark):
+    # chunks of 3 changed rows: each day's 8 changes merge in 3 commits, 3 files or more
+    model = EngineModel(spark, DDL, unique_key="id", merge_chunk_rows=3, compact_after_files=4)
+    model.refresh(day(0))
+    compactions = []
+    for n in (1, 2, 3):
+        result = model.refresh(day(n))
+        assert model.main() == sorted(day(n))
+        assert files(model) < 4, f"day {n}: main was left with {files(model)} files"
+        assert result["diff_read_main"] is False, f"day {n}: main's keys were not read from staging"
+        if "main_compacted" in result:
+            compactions.append(result["main_compacted"])
+    assert compactions, "main was never compacted"
+    for before, after in compactions:
+        assert before >= 4 and after < before, compactions
+    operations = [commit["operation"] for commit in model.history()]
+    assert "OPTIMIZE" in operations, operations
+
+
+def test_compact_after_files_0_never_compacts(spark):
+    model = EngineModel(spark, DDL, unique_key="id", merge_chunk_rows=3, compact_after_files=0)
+    model.refresh(day(0))
+    for n in (1, 2):
+        assert "main_compacted" not in model.refresh(day(n))
+    assert files(model) >= 4
+    assert "OPTIMIZE" not in [commit["operation"] for commit in model.history()]
