@@ -175,7 +175,8 @@ def markdown(results: dict[str, Any]) -> str:
         cycles = results["cycles"]
         lines += [
             "",
-            f"After {cycles['cycles']} refreshes at 1% (one chunk each): main has "
+            f"After {cycles['cycles']} refreshes at 1%, each revising 1% more of the lines "
+            f"(one chunk each): main has "
             f"{cycles['files']} data files, a rebuild {cycles['rebuild_files']}; main was "
             f"compacted {cycles['compactions']} time(s) on the way (`compact_after_files`).",
         ]

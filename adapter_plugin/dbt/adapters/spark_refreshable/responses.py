@@ -29,6 +29,7 @@ class RefreshAdapterResponse(AdapterResponse):
     seconds_fetch: float = 0.0
     seconds_merge: float = 0.0
     seconds_bookkeeping: float = 0.0
+    main_compacted: list[int] | None = None  # main's files before and after, if compacted
 
 
 def response_for(result: Any) -> AdapterResponse:
