@@ -17,4 +17,4 @@ def test_a_refresh_result_becomes_the_adapter_response_with_its_compaction():
     assert isinstance(response, RefreshAdapterResponse)
     assert response.rows_inserted == 1 and response.main_compacted == [16, 1]
     assert response._message.startswith("REFRESHED")
-    assert response_for({"refresh_id": "r2"}).main_compacted is None
+    assert response_for({"_message": "REFRESHED", "refresh_id": "r2"}).main_compacted is None
