@@ -110,9 +110,7 @@ def many_cycles(systems: Systems, snapshots: dict[str, Path], cycles: int) -> di
         refresh = systems.refresh("refreshable", "cycles", base, check=False, revision=revision)
         compactions += refresh.engine.get("main_compacted") is not None
     systems.dbt("run", "--select", MODELS["table"], snapshot=str(base), revision=cycles)
-    mine, table = table_name("refreshable"), table_name("table")
-    differing = systems.count(f"SELECT * FROM {mine} EXCEPT ALL SELECT * FROM {table}")
-    differing += systems.count(f"SELECT * FROM {table} EXCEPT ALL SELECT * FROM {mine}")
+    differing = sum(systems.compare(table_name("refreshable"), table_name("table"), base))
     if differing:
         raise RuntimeError(
             f"after {cycles} refreshes main differs from a rebuild in {differing} rows"

@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.tables import table_detail, table_version
+
 PROJECT = Path(__file__).resolve().parent / "project"
 SCHEMA = "bench"
 KEYS = ("l_orderkey", "l_linenumber")
@@ -139,7 +142,7 @@ class Systems:
 
     def data_files(self, system: str) -> int:
         """The data files of the system's table now (Delta's DESCRIBE DETAIL)."""
-        return int(self.spark.sql(f"DESCRIBE DETAIL {table_name(system)}").collect()[0]["numFiles"])
+        return int(table_detail(self.spark, table_name(system))["numFiles"])
 
     def merge_sql(self, snapshot: Path, source: str | None = None) -> str:
         columns = [f.name for f in self.spark.read.parquet(str(snapshot)).schema.fields]
@@ -158,12 +161,10 @@ class Systems:
         bookkeeping tables), by name."""
         names = [table_name(system)]
         if system == "refreshable":
-            from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-
             tables = ModelTables(SCHEMA, MODELS[system])
             names += [tables.staging, tables.changes, tables.progress, tables.state]
         return {
-            name: int(self.spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"])
+            name: table_version(self.spark, name)
             for name in names
             if self.spark.catalog.tableExists(name)
         }
@@ -187,12 +188,20 @@ class Systems:
 
     def check(self, refresh: Refresh, snapshot: Path) -> None:
         """The table equals the snapshot: nothing missing, nothing unexpected."""
-        columns = ", ".join(f.name for f in self.spark.read.parquet(str(snapshot)).schema.fields)
-        table = f"SELECT {columns} FROM {table_name(refresh.system)}"
-        source = f"SELECT {columns} FROM parquet.`{snapshot}`"
-        refresh.rows_missing = self.count(f"{source} EXCEPT ALL {table}")
-        refresh.rows_unexpected = self.count(f"{table} EXCEPT ALL {source}")
+        refresh.rows_missing, refresh.rows_unexpected = self.compare(
+            table_name(refresh.system), f"parquet.`{snapshot}`", snapshot
+        )
         refresh.correct = refresh.rows_missing == refresh.rows_unexpected == 0
+
+    def compare(self, table: str, expected: str, snapshot: Path) -> tuple[int, int]:
+        """Rows of ``expected`` missing from ``table`` and rows of ``table`` not expected
+        (``EXCEPT ALL`` both ways), on the columns of ``snapshot``."""
+        columns = ", ".join(f.name for f in self.spark.read.parquet(str(snapshot)).schema.fields)
+        mine, theirs = f"SELECT {columns} FROM {table}", f"SELECT {columns} FROM {expected}"
+        return (
+            self.count(f"{theirs} EXCEPT ALL {mine}"),
+            self.count(f"{mine} EXCEPT ALL {theirs}"),
+        )
 
     def count(self, select: str) -> int:
         return int(self.spark.sql(f"SELECT count(*) FROM ({select})").collect()[0][0])
