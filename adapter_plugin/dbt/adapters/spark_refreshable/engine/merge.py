@@ -12,7 +12,9 @@ the snapshot.
 
 Applying a chunk twice changes nothing the second time: inserts and updates upsert,
 deletes delete, and ``MERGE`` has no ``WHEN NOT MATCHED BY SOURCE`` clause (which would
-scan all of main); the join carries the chunk's vnode predicate instead.
+scan all of main); the join carries the chunk's vnode predicate instead. A chunk of every
+vnode carries none: every row is in it, and evaluating the predicate on each row of main
+cost its ``MERGE`` ~13% at SF 1 (bench/results/history/2026-11-26-sf1.md).
 """
 
 from __future__ import annotations
@@ -174,7 +176,8 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     or update upserts, a delete deletes."""
     keys, columns = cycle.plan.keys, cycle.plan.columns
     on = " AND ".join(f"t.{ident(k)} = c.{ident(k)}" for k in keys)
-    in_chunk = f"{vnode_expression(keys, cycle.vnodes, 't')} {chunk.vnode_range}"
+    if not chunk.covers_all(cycle.vnodes):
+        on += f" AND {vnode_expression(keys, cycle.vnodes, 't')} {chunk.vnode_range}"
     # key columns too: a key equal to main's may be spelled otherwise (-0.0 for 0.0)
     updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns)
     cols = ", ".join(ident(c) for c in columns)
@@ -182,7 +185,7 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     return f"""
         MERGE INTO {cycle.tables.main} t
         USING {view} c
-        ON {on} AND {in_chunk}
+        ON {on}
         WHEN MATCHED AND c.{OP_COLUMN} = 'D' THEN DELETE
         WHEN MATCHED AND c.{OP_COLUMN} <> 'D' THEN UPDATE SET {updates}
         WHEN NOT MATCHED AND c.{OP_COLUMN} <> 'D' THEN INSERT ({cols}) VALUES ({values})
