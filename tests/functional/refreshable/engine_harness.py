@@ -22,7 +22,9 @@ class EngineModel:
         self.spark = spark
         self.ddl = ddl
         self.config = {"vnodes": 8, **config}
-        self.tables = ModelTables(SCHEMA, f"model_{next(_names)}")
+        self.tables = ModelTables(
+            SCHEMA, f"model_{next(_names)}", self.config.get("bookkeeping_schema")
+        )
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
 
     def frame(self, rows: list[tuple]) -> Any:

@@ -1,7 +1,7 @@
 """dbt's own commands on a refreshable model, as a dbt user runs them: `dbt ls` selects it
 by its materialization, `dbt retry` after a failed refresh resumes it, `dbt build` runs it
 with its tests, `dbt show` previews it, and `dbt docs generate` lists main with its type
-and columns and none of the bookkeeping tables."""
+and columns and none of the bookkeeping tables, which live in a schema of their own."""
 
 from __future__ import annotations
 
@@ -88,3 +88,11 @@ class TestDbtCommands:
         listed = {node["metadata"]["name"] for node in catalog["nodes"].values()}
         listed |= {node["metadata"]["name"] for node in catalog["sources"].values()}
         assert not listed & bookkeeping, listed
+        # the model's schema holds the models alone; the bookkeeping is in a schema of its own
+        in_schema = {
+            row[1] for row in project.run_sql(f"show tables in {project.test_schema}", fetch="all")
+        }
+        assert in_schema == {"orders", "plain"}, in_schema
+        own = f"{project.test_schema}_refreshable"
+        kept = {row[1] for row in project.run_sql(f"show tables in {own}", fetch="all")}
+        assert bookkeeping <= kept, kept

@@ -149,6 +149,7 @@ def test_item12_full_refresh_takes_the_lease_before_dropping(model):
 def test_item13_a_user_table_named_like_a_bookkeeping_table_is_never_touched(spark):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
     staging = model.tables.staging
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {model.tables.bookkeeping}")
     spark.sql(f"CREATE TABLE {staging} (note STRING) USING delta")
     spark.sql(f"INSERT INTO {staging} VALUES ('mine')")
     for full_refresh in (False, True):

@@ -73,12 +73,18 @@ class SparkRefreshableAdapter(SparkAdapter):
         return RefreshConfig.from_model_config(config, contract).to_dict()
 
     @available
-    def refreshable_tables(self, relation: Any) -> dict[str, str]:
-        """The identifiers of a refreshable model's tables, by role (see engine.naming)."""
-        return self._model_tables(relation).identifiers()
+    def refreshable_tables(
+        self, relation: Any, bookkeeping_schema: str | None = None
+    ) -> dict[str, str]:
+        """The identifiers of a refreshable model's tables, by role, and under
+        ``bookkeeping_schema`` the schema of all but main (see engine.naming)."""
+        tables = self._model_tables(relation, bookkeeping_schema)
+        return {**tables.identifiers(), "bookkeeping_schema": tables.bookkeeping}
 
     @available
-    def refreshable_content_difference_sql(self, relation: Any, last_snapshot: Any) -> str:
+    def refreshable_content_difference_sql(
+        self, relation: Any, last_snapshot: Any, bookkeeping_schema: str | None = None
+    ) -> str:
         """SQL of one row counting the rows main and its last completed snapshot do not
         share; '' when the state row records no snapshot to compare with."""
         from dbt.adapters.spark_refreshable.engine.proof import (
@@ -87,10 +93,13 @@ class SparkRefreshableAdapter(SparkAdapter):
         )
 
         last = LastSnapshot.parse(last_snapshot)
-        return content_difference_sql(self._model_tables(relation), last) if last else ""
+        tables = self._model_tables(relation, bookkeeping_schema)
+        return content_difference_sql(tables, last) if last else ""
 
     @available
-    def refreshable_status(self, relation: Any, format: str = "text") -> str:
+    def refreshable_status(
+        self, relation: Any, format: str = "text", bookkeeping_schema: str | None = None
+    ) -> str:
         from dbt.adapters.spark_refreshable.engine import operations
 
         if format not in ("text", "json"):
@@ -98,20 +107,24 @@ class SparkRefreshableAdapter(SparkAdapter):
                 f"refreshable_status: format must be text or json, got {format!r}"
             )
         session = self._engine_session()
-        return operations.status(session, self._model_tables(relation), format == "json")
+        tables = self._model_tables(relation, bookkeeping_schema)
+        return operations.status(session, tables, format == "json")
 
     @available
-    def refreshable_unlock(self, relation: Any, lock_timeout: Any, force: bool) -> str:
+    def refreshable_unlock(
+        self, relation: Any, lock_timeout: Any, force: bool, bookkeeping_schema: str | None = None
+    ) -> str:
         from dbt.adapters.spark_refreshable.engine import operations
 
         session = self._engine_session()
-        return operations.unlock(session, self._model_tables(relation), lock_timeout, bool(force))
+        tables = self._model_tables(relation, bookkeeping_schema)
+        return operations.unlock(session, tables, lock_timeout, bool(force))
 
     def _engine_session(self) -> Any:
         return environments.for_credentials(self.config.credentials).base_session()
 
     @staticmethod
-    def _model_tables(relation: Any) -> Any:
+    def _model_tables(relation: Any, bookkeeping_schema: str | None) -> Any:
         from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 
-        return ModelTables(relation.schema, relation.identifier)
+        return ModelTables(relation.schema, relation.identifier, bookkeeping_schema or None)

@@ -23,6 +23,7 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
     """A model's state for people and programs: phase, the cycle in progress (owner,
     heartbeat, merge progress), the last completed refresh (counts, duration) and the last
     failed run (message, time, phase). Times are epoch seconds."""
+    tables = _where_kept(spark, tables)
     if not table_exists(spark, tables.state):
         return {"model": tables.display, "phase": None}
     state = Lease(spark, tables.state, Owner.this_process("status"), 0).read()
@@ -48,6 +49,15 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
     if state.phase == "FINISHING":
         found["cycle"]["chunks_done"] = len(_chunks_done(spark, tables, state))
     return found
+
+
+def _where_kept(spark: Any, tables: ModelTables) -> ModelTables:
+    """The model's tables, with its bookkeeping beside main while an earlier version's
+    state table is there and the next run has not moved it yet."""
+    beside = tables.beside_main()
+    if table_exists(spark, tables.state) or not table_exists(spark, beside.state):
+        return tables
+    return beside
 
 
 def _chunks_done(spark: Any, tables: ModelTables, state: State) -> set[int]:
@@ -108,6 +118,7 @@ def unlock(spark: Any, tables: ModelTables, lock_timeout: float | None, force: b
     """Release the lease. The phase stays: an unowned REFRESHING is discarded by the next
     run, an unowned FINISHING is resumed."""
     timeout = float(lock_timeout or DEFAULTS["lock_timeout"])
+    tables = _where_kept(spark, tables)
     lease = Lease(spark, tables.state, Owner.this_process("unlock"), timeout)
     found = lease.read()
     if found.owner_id is None:

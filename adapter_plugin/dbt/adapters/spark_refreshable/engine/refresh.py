@@ -79,6 +79,8 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     claim_bookkeeping_tables,
     create_or_evolve_main,
     drop_all,
+    drop_bookkeeping,
+    ensure_bookkeeping_schema,
     ensure_state_table,
     layout_columns,
     layout_drift,
@@ -154,10 +156,11 @@ def run_refresh(
         if sql is None:
             raise ValueError("a refresh request needs the model's `sql` or a snapshot function")
         snapshot = lambda: spark.sql(sql)  # noqa: E731
+    config = RefreshConfig.from_model_config(request["config"])
     run = RefreshRun(
         spark=spark,
-        tables=ModelTables(request["schema"], request["identifier"]),
-        config=RefreshConfig.from_model_config(request["config"]),
+        tables=ModelTables(request["schema"], request["identifier"], config.bookkeeping_schema),
+        config=config,
         owner=Owner.this_process(request.get("invocation_id") or "unknown"),
         job=job,
         sql=sql,
@@ -195,6 +198,9 @@ class RefreshRun:
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
         with self.clock.measure("bookkeeping"):
+            if not self.tables.bookkeeping_beside_main:
+                self._move_bookkeeping_beside_main()
+                ensure_bookkeeping_schema(self.spark, self.tables)
             claim_bookkeeping_tables(self.spark, self.tables)
             if full_refresh:
                 self._drop_for_full_refresh()
@@ -241,6 +247,31 @@ class RefreshRun:
             with self.clock.measure("bookkeeping"):  # its staging is overwritten by the load
                 self.lease.restart_cycle()
         self._merge_and_clean_up(self._load(snapshot))
+
+    def _move_bookkeeping_beside_main(self) -> None:
+        """Bookkeeping tables that an earlier version kept beside main (see naming) are
+        dropped under their own lease (a live owner refuses it, as for any run): this run
+        then starts the model's bookkeeping afresh in its own schema and diffs the snapshot
+        against main as it is. A cycle the old tables held in progress is given up; main,
+        whatever it holds, is brought to the snapshot by this run."""
+        old = self.tables.beside_main()
+        if self.tables.bookkeeping_beside_main or not table_exists(self.spark, old.state):
+            return
+        claim_bookkeeping_tables(self.spark, old)
+        ensure_state_table(self.spark, old)
+        lease = Lease(self.spark, old.state, self.lease.me, self.config.lock_timeout)
+        try:
+            lease.read()
+        except LeaseLostError as unreadable:
+            self.report.say(f"the state table beside main cannot be read ({unreadable})")
+        else:
+            lease.acquire()
+        self.report.say(
+            f"moving the bookkeeping tables from schema {self.tables.schema} to "
+            f"{self.tables.bookkeeping}: this run diffs the snapshot against main afresh"
+        )
+        drop_bookkeeping(self.spark, old)
+        lease.forget()
 
     def _drop_for_full_refresh(self) -> None:
         """Drop every table under the lease (a live owner refuses it), so that no run can

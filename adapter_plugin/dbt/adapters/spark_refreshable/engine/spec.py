@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "refresh_every": None,
     "skip_unchanged_inputs": True,
     "compact_after_files": 16,
+    "bookkeeping_schema": None,  # None: the model's schema with _refreshable appended
 }
 # main's layout and properties, as dbt-spark and dbt-databricks users write them (unset:
 # none); liquid_clustered_by and cluster_by are two names of one setting
@@ -67,6 +68,7 @@ class RefreshConfig:
     refresh_every: float | None = DEFAULTS["refresh_every"]  # seconds
     skip_unchanged_inputs: bool = DEFAULTS["skip_unchanged_inputs"]
     compact_after_files: int = DEFAULTS["compact_after_files"]
+    bookkeeping_schema: str | None = DEFAULTS["bookkeeping_schema"]
     partition_by: tuple[str, ...] = ()
     cluster_by: tuple[str, ...] = ()  # liquid clustering
     tblproperties: dict[str, str] = field(default_factory=dict)
@@ -104,6 +106,9 @@ class RefreshConfig:
             ),
             compact_after_files=_integer(
                 "compact_after_files", values["compact_after_files"], 0, None
+            ),
+            bookkeeping_schema=_optional_schema_name(
+                "bookkeeping_schema", values["bookkeeping_schema"]
             ),
             **_layout(values),
             constraints=(
@@ -312,6 +317,22 @@ def _optional_fraction(value: Any) -> float | None:
     if value is None:
         return None
     return _number("max_delete_fraction", value, 0.0, 1.0)
+
+
+SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def _optional_schema_name(key: str, value: Any) -> str | None:
+    """A schema name the metastore accepts: letters, digits and underscores."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not SCHEMA_NAME.match(value):
+        raise ConfigError(
+            f"{key} must be a schema name of letters, digits and underscores, got "
+            f"{value!r}. Unset it for the default: the model's schema with _refreshable "
+            f"appended."
+        )
+    return value
 
 
 def _boolean(name: str, value: Any) -> bool:

@@ -23,6 +23,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
     OP_COLUMN,
     VNODE_COLUMN,
     ModelTables,
+    quote,
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
@@ -98,7 +99,7 @@ def table_format(spark: Any, name: str) -> str:
 def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> None:
     """Refuse to go on if a table with a bookkeeping table's name is not the engine's.
     Tables of 0.1.0, recognized by their columns, get the marker now."""
-    for role, identifier in tables.identifiers().items():
+    for role in tables.identifiers():
         if role == "main":
             continue
         name = tables.role_name(role)
@@ -109,12 +110,28 @@ def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> None:
         columns = {c.lower() for c in spark.table(name).columns}
         if not LEGACY_COLUMNS[role] <= columns:
             raise ConfigError(
-                f"{tables.schema}.{identifier} exists and is not a bookkeeping table of "
+                f"{tables.role_display(role)} exists and is not a bookkeeping table of "
                 f"dbt-refreshable (no table property {MARKER}), but the {role} table of "
                 f"{tables.display} must have that name. Nothing was changed. Rename or move "
-                f"your table, or give the model another alias."
+                f"your table, give the model another alias, or set bookkeeping_schema."
             )
         spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties_sql({MARKER: 'true'})})")
+
+
+def ensure_bookkeeping_schema(spark: Any, tables: ModelTables) -> None:
+    """Create the schema of the bookkeeping tables if it does not exist."""
+    try:
+        spark.sql(f"CREATE SCHEMA IF NOT EXISTS {quote(tables.bookkeeping)}")
+    except Exception as error:
+        if spark.catalog.databaseExists(tables.bookkeeping):
+            return  # another run created it first
+        first_line = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
+        raise ConfigError(
+            f"The schema {tables.bookkeeping} for the bookkeeping tables of "
+            f"{tables.display} cannot be created ({first_line}). Create it, or set "
+            f"bookkeeping_schema in the model's config to a schema this connection can "
+            f"create tables in (the model's own schema works too). Nothing was changed."
+        ) from None
 
 
 def ensure_state_table(spark: Any, tables: ModelTables) -> None:
@@ -167,7 +184,14 @@ def replace_scratch_table(frame: Any, name: str) -> None:
 
 
 def drop_all(spark: Any, tables: ModelTables) -> None:
-    for name in (tables.main, tables.staging, tables.changes, tables.progress, tables.state):
+    spark.sql(f"DROP TABLE IF EXISTS {tables.main}")
+    drop_bookkeeping(spark, tables)
+
+
+def drop_bookkeeping(spark: Any, tables: ModelTables) -> None:
+    """Drop the bookkeeping tables, the state table last: while it exists, its lease
+    guards the others."""
+    for name in (tables.staging, tables.changes, tables.progress, tables.state):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
 
 

@@ -3,15 +3,16 @@
      records) hold the same rows, compared with EXCEPT ALL both ways. Returns one row (the
      test fails) otherwise, saying what differs. --#}
 {% test refreshable_matches_snapshot(model) %}
-  {%- set tables = adapter.refreshable_tables(model) -%}
-  {%- set state_relation = api.Relation.create(schema=model.schema, identifier=tables.state) -%}
+  {%- set bookkeeping_schema = spark_refreshable__bookkeeping_schema(model) -%}
+  {%- set tables = adapter.refreshable_tables(model, bookkeeping_schema) -%}
+  {%- set state_relation = api.Relation.create(schema=tables.bookkeeping_schema, identifier=tables.state) -%}
   {#-- the state table is a log: its row with the highest lease version is the state --#}
   {%- set newest_state = "select * from " ~ state_relation ~ " order by lease_version desc limit 1" -%}
   {%- set content_sql = "" -%}
   {%- if execute -%}
     {%- set found = run_query("select last_columns from (" ~ newest_state ~ ")") -%}
     {%- if found.rows | length == 1 -%}
-      {%- set content_sql = adapter.refreshable_content_difference_sql(model, found.rows[0][0]) -%}
+      {%- set content_sql = adapter.refreshable_content_difference_sql(model, found.rows[0][0], bookkeeping_schema) -%}
     {%- endif -%}
   {%- endif -%}
   with state as (

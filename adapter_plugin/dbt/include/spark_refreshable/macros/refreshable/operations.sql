@@ -9,7 +9,7 @@
   {%- endif -%}
   {%- for node in nodes -%}
     {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias) -%}
-    {{ log(adapter.refreshable_status(relation, format), info=True) }}
+    {{ log(adapter.refreshable_status(relation, format, node.config.get('bookkeeping_schema')), info=True) }}
   {%- endfor -%}
 {% endmacro %}
 
@@ -23,7 +23,18 @@
   {%- set node = matches[0] -%}
   {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias) -%}
   {%- set lock_timeout = node.config.get('lock_timeout') -%}
-  {{ log(adapter.refreshable_unlock(relation, lock_timeout, force), info=True) }}
+  {{ log(adapter.refreshable_unlock(relation, lock_timeout, force, node.config.get('bookkeeping_schema')), info=True) }}
+{% endmacro %}
+
+{#-- The bookkeeping_schema config of the refreshable model whose table is `relation`
+     (none: the default schema) --#}
+{% macro spark_refreshable__bookkeeping_schema(relation) %}
+  {%- for node in spark_refreshable__refreshable_nodes() -%}
+    {%- if node.schema | lower == relation.schema | lower and node.alias | lower == relation.identifier | lower -%}
+      {{ return(node.config.get('bookkeeping_schema')) }}
+    {%- endif -%}
+  {%- endfor -%}
+  {{ return(none) }}
 {% endmacro %}
 
 {% macro spark_refreshable__refreshable_nodes() %}

@@ -1,0 +1,115 @@
+"""The bookkeeping tables live in a schema of their own (issue 11): the model's schema holds
+main alone, and a model whose bookkeeping an earlier version kept beside main has it moved
+by its next run, without losing a row, whatever state the old tables were left in."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    InjectedFault,
+    LockHeldError,
+)
+from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner
+from dbt.adapters.spark_refreshable.engine.tables import MARKER, table_exists, table_properties
+from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
+
+DAY1 = [(i, f"one {i}") for i in range(30)]
+DAY2 = [(i, f"two {i}" if i % 3 else f"one {i}") for i in range(10, 50)]
+DAY3 = [(i, f"three {i}") for i in range(20, 45)]
+ROLES = ("staging", "changes", "progress", "state")
+
+
+def tables_in(spark, schema: str) -> set[str]:
+    return {r["tableName"] for r in spark.sql(f"SHOW TABLES IN {schema}").collect()}
+
+
+def bookkeeping_of(tables: ModelTables) -> set[str]:
+    return {tables.identifiers()[role] for role in ROLES}
+
+
+def built_beside_main(spark) -> tuple[EngineModel, ModelTables]:
+    """A model built on day 1 with its bookkeeping in main's schema, as versions up to 0.2
+    kept it; the model then runs with the default layout."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.refresh(DAY1, bookkeeping_schema=SCHEMA)
+    old = model.tables.beside_main()
+    assert bookkeeping_of(old) - {old.identifiers()["changes"]} <= tables_in(spark, SCHEMA)
+    return model, old
+
+
+def test_the_models_schema_holds_main_alone(spark):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.refresh(DAY1)
+    model.refresh(DAY2)
+    tables = model.tables
+    assert tables.bookkeeping == f"{SCHEMA}_refreshable"
+    assert not bookkeeping_of(tables) & tables_in(spark, SCHEMA)
+    assert tables.identifier in tables_in(spark, SCHEMA)
+    for role in ROLES:
+        name = tables.role_name(role)
+        assert table_exists(spark, name), name
+        assert table_properties(spark, name).get(MARKER) == "true", name
+    assert model.main() == sorted(DAY2)
+
+
+def test_a_configured_bookkeeping_schema_is_created_and_used(spark):
+    schema = "refreshable_engine_own_bookkeeping"
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", bookkeeping_schema=schema)
+    model.refresh(DAY1)
+    assert model.tables.bookkeeping == schema
+    assert bookkeeping_of(model.tables) <= tables_in(spark, schema) | {
+        model.tables.identifiers()["changes"]
+    }
+    assert model.state().phase == "IDLE" and model.main() == sorted(DAY1)
+
+
+@pytest.mark.parametrize("value", ["", "a-b", "x.y", 3])
+def test_a_bad_bookkeeping_schema_is_refused_before_anything_runs(spark, value):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    with pytest.raises(ConfigError, match="bookkeeping_schema must be a schema name"):
+        model.refresh(DAY1, bookkeeping_schema=value)
+    assert not table_exists(spark, model.tables.main)
+
+
+def test_bookkeeping_beside_main_is_moved_by_the_next_run(spark, caplog):
+    model, old = built_beside_main(spark)
+    caplog.clear()
+    model.refresh(DAY2)
+    assert "moving the bookkeeping tables" in caplog.text
+    assert not bookkeeping_of(old) & tables_in(spark, SCHEMA), "the old tables are dropped"
+    assert model.main() == sorted(DAY2)
+    assert model.state().phase == "IDLE" and model.state().last_rows == len(DAY2)
+    model.refresh(DAY3)
+    assert model.main() == sorted(DAY3)
+
+
+def test_a_cycle_left_mid_merge_beside_main_is_given_up_and_main_still_ends_right(
+    spark, monkeypatch
+):
+    model, old = built_beside_main(spark)
+    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
+    with pytest.raises(InjectedFault):
+        model.refresh(DAY2, bookkeeping_schema=SCHEMA, merge_chunk_rows=10)
+    monkeypatch.delenv(FAULT_ENV)
+    left = model.main()
+    assert left != sorted(DAY1) and left != sorted(DAY2), "main is mid-merge"
+    model.refresh(DAY3)
+    assert model.main() == sorted(DAY3)
+    assert not table_exists(spark, old.state)
+
+
+def test_a_live_owner_of_the_old_tables_keeps_them(spark):
+    model, old = built_beside_main(spark)
+    holder = Lease(spark, old.state, Owner.this_process("another run"), 300)
+    holder.acquire()
+    try:
+        with pytest.raises(LockHeldError):
+            model.refresh(DAY2)
+        assert table_exists(spark, old.state) and table_exists(spark, old.staging)
+        assert model.main() == sorted(DAY1)
+    finally:
+        holder.forget()
