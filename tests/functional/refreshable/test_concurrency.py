@@ -99,19 +99,19 @@ def force_unlock(model) -> None:
 def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_cycle(
     model, monkeypatch
 ):
-    record_chunk = progress.record_chunk
+    record_chunks = progress.record_chunks
     taken_over = []
 
     def record_then_lose_the_lease(*args, **kwargs):
-        record_chunk(*args, **kwargs)
+        record_chunks(*args, **kwargs)
         if not taken_over:  # after the first chunk, an operator force-unlocks
             force_unlock(model)
             taken_over.append(True)
 
-    monkeypatch.setattr(progress, "record_chunk", record_then_lose_the_lease)
+    monkeypatch.setattr(progress, "record_chunks", record_then_lose_the_lease)
     changed = [(i, "changed") for i in range(60)]
     with pytest.raises(LeaseLostError, match="lost the refresh lock"):
-        model.refresh(changed, merge_chunk_rows=20)
+        model.refresh(changed, merge_chunk_rows=20, checkpoint_interval=0)
     state = model.state()
     assert state.phase == "FINISHING" and state.owner_id is None, "left for the next run"
     monkeypatch.undo()
@@ -124,11 +124,11 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
     the snapshot leaves unchanged among them. The change set computed before is no longer
     exact: the remaining chunks diff again against main as it is, and main still ends
     equal to the snapshot."""
-    record_chunk = progress.record_chunk
+    record_chunks = progress.record_chunks
     vandalised: list[int] = []
 
     def record_then_interfere(*args, **kwargs):
-        record_chunk(*args, **kwargs)
+        record_chunks(*args, **kwargs)
         if vandalised:
             return
         last = json.loads(model.state().cycle_plan)["chunks"][-1]
@@ -140,9 +140,9 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
         )
         vandalised.extend(ids)
 
-    monkeypatch.setattr(progress, "record_chunk", record_then_interfere)
+    monkeypatch.setattr(progress, "record_chunks", record_then_interfere)
     snapshot = [(i, "changed" if i % 2 else f"v{i}") for i in range(60)]
-    result = model.refresh(snapshot, merge_chunk_rows=8)
+    result = model.refresh(snapshot, merge_chunk_rows=8, checkpoint_interval=0)
     assert vandalised and result["chunks_total"] >= 3
     assert any(i % 2 == 0 for i in vandalised), "unchanged rows were overwritten too"
     assert model.main() == sorted(snapshot), "the other writer's rows are corrected"

@@ -100,9 +100,18 @@ def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
     assert model.table_version("changes") - versions["changes"] == 1, "overwritten once"
     assert model.table_version("progress") == versions["progress"], "the move to IDLE is it"
 
-    # in chunks: every chunk but the last is checkpointed, the first replacing older rows
+    # in chunks, merged within checkpoint_interval: each chunk's own commit is its checkpoint
     result = model.refresh(
         [(i, "y", Decimal("2.00"), None) for i in range(1, 40)], merge_chunk_rows=8
+    )
+    assert result["chunks_total"] >= 3
+    assert model.table_version("progress") == versions["progress"], "one commit per chunk"
+
+    # checkpoint_interval=0: every chunk but the last is recorded, the first replacing older rows
+    result = model.refresh(
+        [(i, "z", Decimal("3.00"), None) for i in range(1, 40)],
+        merge_chunk_rows=8,
+        checkpoint_interval=0,
     )
     assert result["chunks_total"] >= 3
     assert model.table_version("progress") - versions["progress"] == result["chunks_total"] - 1

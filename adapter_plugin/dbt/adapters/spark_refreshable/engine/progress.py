@@ -2,18 +2,18 @@
 
 The plan (contiguous vnode ranges covering every vnode, sized by changed rows, so chunk
 count follows how much changed) is fixed when staging and the change set are whole, and
-travels in the state row's move to FINISHING, in the same commit. Each merged chunk is
-then checkpointed by appending one row per vnode of the chunk to the progress table
-(cycle, vnode, chunk, staged rows, what its merge inserted, updated and deleted, main's
-version after): a blind append, the cheapest Delta commit. A vnode is the unit of
-atomicity: it is merged entirely within one chunk commit or not at all. A cycle's first
-checkpoint replaces the rows of the cycles before it (one commit either way), so the table
-is never emptied on the way to IDLE.
+travels in the state row's move to FINISHING, in the same commit. A vnode is the unit of
+atomicity: it is merged entirely within one chunk commit or not at all.
 
-The last chunk of a run is not checkpointed here: the state's move to IDLE right after it
-records the whole cycle, and a crash in between finds the chunk by its tagged commit in
-main's history (``merge.MainHistory.committed_chunks``). A one-chunk cycle, the common
-case, writes no progress row.
+A chunk's own commit to main is its first checkpoint: it carries the chunk's tag, which a
+resume finds in main's history (``merge.MainHistory.committed_chunks``). The progress table
+makes that durable and cheap to read: every ``checkpoint_interval`` seconds of merging, the
+chunks merged since are recorded in one blind append, one row per vnode (cycle, vnode,
+chunk, staged rows, what its merge inserted, updated and deleted, main's version after). A
+cycle's first checkpoint replaces the rows of the cycles before it (one commit either way),
+so the table is never emptied on the way to IDLE. The state's move to IDLE records the whole
+cycle, so a cycle that merges within the interval, the common case, writes no progress row,
+and a long one about one per interval, not one per chunk.
 """
 
 from __future__ import annotations
@@ -88,24 +88,32 @@ def ensure_table(spark: Any, tables: ModelTables) -> None:
     )
 
 
-def record_chunk(
+@dataclass(frozen=True)
+class MergedChunk:
+    """A chunk as its merge left it: rows per op and vnode, main's version after."""
+
+    chunk: Chunk
+    per_vnode: dict[str, dict[int, int]]
+    main_version: int
+
+
+def record_chunks(
     spark: Any,
     tables: ModelTables,
     refresh_id: str,
-    chunk: Chunk,
+    merged: list[MergedChunk],
     vnode_rows: dict[int, int],
-    per_vnode: dict[str, dict[int, int]],
-    main_version: int,
     first_of_cycle: bool,
 ) -> None:
-    """Checkpoint a merged chunk: one row per vnode, one commit (an append, or for the
+    """Checkpoint merged chunks: one row per vnode, one commit (an append, or for the
     cycle's first checkpoint an overwrite of the previous cycles' rows)."""
     now = literal(time.time())
     rows = ", ".join(
-        f"({literal(refresh_id)}, {vnode}, {chunk.index}, {vnode_rows.get(vnode, 0)}, "
-        f"{per_vnode.get('I', {}).get(vnode, 0)}, {per_vnode.get('U', {}).get(vnode, 0)}, "
-        f"{per_vnode.get('D', {}).get(vnode, 0)}, {int(main_version)}, {now})"
-        for vnode in range(chunk.first_vnode, chunk.last_vnode + 1)
+        f"({literal(refresh_id)}, {vnode}, {m.chunk.index}, {vnode_rows.get(vnode, 0)}, "
+        f"{m.per_vnode.get('I', {}).get(vnode, 0)}, {m.per_vnode.get('U', {}).get(vnode, 0)}, "
+        f"{m.per_vnode.get('D', {}).get(vnode, 0)}, {int(m.main_version)}, {now})"
+        for m in merged
+        for vnode in range(m.chunk.first_vnode, m.chunk.last_vnode + 1)
     )
     verb = "INSERT OVERWRITE" if first_of_cycle else "INSERT INTO"
     spark.sql(f"{verb} {tables.progress} VALUES {rows}")

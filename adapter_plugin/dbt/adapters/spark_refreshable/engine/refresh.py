@@ -52,7 +52,6 @@ from dbt.adapters.spark_refreshable.engine.inputs import (
     reason_to_refresh,
 )
 from dbt.adapters.spark_refreshable.engine.merge import (
-    ChunkResult,
     Cycle,
     MainHistory,
     chunk_tag,
@@ -193,6 +192,8 @@ class RefreshRun:
         self.view = f"refreshable_changes_{owner.owner_id}"
         self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
         self._checkpoints_written = False  # has the cycle any progress row yet
+        self._unrecorded: list[progress.MergedChunk] = []  # merged, not in the progress table
+        self._recorded_at = 0.0  # when the progress table was last written (monotonic)
         self._inputs: Inputs | str | None = None  # what the snapshot reads, or why unknown
 
     # -- the run ---------------------------------------------------------------------
@@ -521,9 +522,11 @@ class RefreshRun:
         rows_done = sum(c.rows for c in chunks if c.index in done.chunks)
         rows_total = sum(c.rows for c in chunks)
         self.report.merge_started(len(chunks), len(done.chunks), rows_total, rows_done)
-        merge_started = time.monotonic()
+        merge_started = self._recorded_at = time.monotonic()
         for chunk in pending:
-            self._check_may_continue(merge_started)
+            self._check_may_continue(
+                merge_started, lambda: self._checkpoint(loaded.refresh_id, vnode_rows)
+            )
             with self.clock.measure("merge"):
                 merged = merge_chunk(
                     self.spark,
@@ -539,10 +542,15 @@ class RefreshRun:
             current = merged.current
             self.faults.reached("chunk_committed")
             # a chunk that changed nothing needs no checkpoint, nor does the last: the
-            # move to IDLE follows, and a crash before it finds the chunk in main's history
+            # move to IDLE follows; the others are recorded once checkpoint_interval has
+            # passed, and a crash before finds them in main's history
             if merged.per_vnode and chunk is not pending[-1]:
-                with self.clock.measure("bookkeeping"):
-                    self._checkpoint(loaded.refresh_id, chunk, vnode_rows, merged)
+                self._unrecorded.append(
+                    progress.MergedChunk(chunk, merged.per_vnode, merged.main_version)
+                )
+                if time.monotonic() - self._recorded_at >= self.config.checkpoint_interval:
+                    with self.clock.measure("bookkeeping"):
+                        self._checkpoint(loaded.refresh_id, vnode_rows)
             self.faults.reached("chunk_done")
             self.result["chunks_done"] += 1
             for op in counts:
@@ -691,42 +699,50 @@ class RefreshRun:
         for chunk in missing:
             version, counts = committed[chunk.index]
             per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
-            self._checkpoint(loaded.refresh_id, chunk, vnode_rows, ChunkResult(per_vnode, version))
-            self.report.say(f"chunk {chunk.index} was committed to main before the crash")
+            self._unrecorded.append(progress.MergedChunk(chunk, per_vnode, version))
+        if missing:
+            self._checkpoint(loaded.refresh_id, vnode_rows)
+            listed = ", ".join(str(c.index) for c in missing)
+            self.report.say(f"chunk(s) {listed} committed to main before the run stopped")
         return (
             progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
             if missing
             else done
         )
 
-    def _checkpoint(
-        self, refresh_id: str, chunk: progress.Chunk, vnode_rows: dict[int, int], merged: Any
-    ) -> None:
-        """Record a merged chunk (a ChunkResult); the cycle's first record replaces the
-        previous cycles' rows."""
-        progress.record_chunk(
-            self.spark,
-            self.tables,
-            refresh_id,
-            chunk,
-            vnode_rows,
-            merged.per_vnode,
-            merged.main_version,
-            first_of_cycle=not self._checkpoints_written,
-        )
-        self._checkpoints_written = True
+    def _checkpoint(self, refresh_id: str, vnode_rows: dict[int, int]) -> None:
+        """Record the merged chunks not yet in the progress table, in one commit; the
+        cycle's first record replaces the previous cycles' rows."""
+        if self._unrecorded:
+            progress.record_chunks(
+                self.spark,
+                self.tables,
+                refresh_id,
+                self._unrecorded,
+                vnode_rows,
+                first_of_cycle=not self._checkpoints_written,
+            )
+            self._checkpoints_written = True
+            self._unrecorded = []
+        self._recorded_at = time.monotonic()
 
-    def _check_may_continue(self, merge_started: float) -> None:
-        """Between chunks: honour cancellation, the time budget, and a lease the heartbeat
-        found lost. The lease is not read here: a chunk's MERGE is fenced, a no-op once
-        another run took over, and a no-op makes the chunk check the lease (merge_chunk)."""
-        if self.job is not None and self.job.cancelled.is_set():
+    def _check_may_continue(self, merge_started: float, checkpoint: Callable[[], None]) -> None:
+        """Between chunks: honour cancellation and the time budget (recording the merged
+        chunks first, with ``checkpoint``), and a lease the heartbeat found lost. The lease
+        is not read here: a chunk's MERGE is fenced, a no-op once another run took over,
+        and a no-op makes the chunk check the lease (merge_chunk)."""
+        cancelled = self.job is not None and self.job.cancelled.is_set()
+        budget = self.config.merge_time_budget
+        over_budget = budget is not None and time.monotonic() - merge_started > budget
+        if (cancelled or over_budget) and self.lease.lost is None:
+            with self.clock.measure("bookkeeping"), contextlib.suppress(Exception):
+                checkpoint()  # if it fails, a resume finds the chunks in main's history
+        if cancelled:
             raise RefreshCancelledError(
                 f"{self.tables.display}: cancelled between chunks; the merge is checkpointed "
                 f"and the next `dbt run` resumes it."
             )
-        budget = self.config.merge_time_budget
-        if budget is not None and time.monotonic() - merge_started > budget:
+        if over_budget:
             raise RefreshCancelledError(
                 f"{self.tables.display}: merge_time_budget of {budget:.0f}s used up after "
                 f"{self.result['chunks_done']} chunk(s); the merge is checkpointed and the "

@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "refresh_every": None,
     "skip_unchanged_inputs": True,
     "compact_after_files": 16,
+    "checkpoint_interval": 30,
     "bookkeeping_schema": None,  # None: the model's schema with _refreshable appended
 }
 # main's layout and properties, as dbt-spark and dbt-databricks users write them (unset:
@@ -68,6 +69,7 @@ class RefreshConfig:
     refresh_every: float | None = DEFAULTS["refresh_every"]  # seconds
     skip_unchanged_inputs: bool = DEFAULTS["skip_unchanged_inputs"]
     compact_after_files: int = DEFAULTS["compact_after_files"]
+    checkpoint_interval: float = DEFAULTS["checkpoint_interval"]  # seconds
     bookkeeping_schema: str | None = DEFAULTS["bookkeeping_schema"]
     partition_by: tuple[str, ...] = ()
     cluster_by: tuple[str, ...] = ()  # liquid clustering
@@ -106,6 +108,9 @@ class RefreshConfig:
             ),
             compact_after_files=_integer(
                 "compact_after_files", values["compact_after_files"], 0, None
+            ),
+            checkpoint_interval=_number(
+                "checkpoint_interval", values["checkpoint_interval"], 0, None
             ),
             bookkeeping_schema=_optional_schema_name(
                 "bookkeeping_schema", values["bookkeeping_schema"]
