@@ -7,10 +7,13 @@ from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import plan_chunks
 from dbt.adapters.spark_refreshable.engine.sql import vnode_expression
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 SCHEMA = StructType([StructField("id", IntegerType()), StructField("value", StringType())])
-CYCLE = Cycle(ModelTables("analytics", "orders"), SchemaPlan(SCHEMA, ("id",)), vnodes=16)
-MAIN_VNODE = vnode_expression(("id",), 16, "t")
+TABLES, PLAN = ModelTables("analytics", "orders"), SchemaPlan(SCHEMA, ("id",))
+HASHED = Cycle(TABLES, PLAN, VnodeLayout(16))
+# 4 range vnodes: id < 10, 10 <= id < 20, 20 <= id < 30, 30 <= id
+RANGES = Cycle(TABLES, PLAN, VnodeLayout(4, "id", "int", ("10", "20", "30")))
 
 
 def on_clause(statement: str) -> str:
@@ -18,15 +21,26 @@ def on_clause(statement: str) -> str:
 
 
 def test_the_only_chunk_of_a_cycle_joins_on_the_key_alone():
-    [chunk] = plan_chunks({v: 10 for v in range(16)}, 16, 1_000)
-    assert chunk.covers_all(16)
-    assert on_clause(merge_sql(CYCLE, chunk, "source")) == "t.`id` = c.`id`"
+    for cycle in (HASHED, RANGES):
+        [chunk] = plan_chunks({v: 10 for v in range(16)}, cycle.layout.count, 1_000)
+        assert on_clause(merge_sql(cycle, chunk, "source")) == "t.`id` = c.`id`"
 
 
-def test_each_of_several_chunks_matches_only_rows_of_its_vnodes():
+def test_each_of_several_hash_chunks_matches_only_rows_of_its_vnodes():
     chunks = plan_chunks({v: 10 for v in range(16)}, 16, 40)
     assert len(chunks) == 4
+    main_vnode = vnode_expression(("id",), 16, "t")
     for chunk in chunks:
-        assert not chunk.covers_all(16)
-        on = on_clause(merge_sql(CYCLE, chunk, "source"))
-        assert on == f"t.`id` = c.`id` AND {MAIN_VNODE} {chunk.vnode_range}", on
+        on = on_clause(merge_sql(HASHED, chunk, "source"))
+        assert on == f"t.`id` = c.`id` AND {main_vnode} {chunk.vnode_range}", on
+
+
+def test_a_range_chunk_matches_a_range_of_the_key_that_file_statistics_can_skip_on():
+    chunks = plan_chunks({v: 10 for v in range(4)}, 4, 10)
+    ons = [on_clause(merge_sql(RANGES, chunk, "source")) for chunk in chunks]
+    assert ons == [
+        "t.`id` = c.`id` AND t.`id` < 10",
+        "t.`id` = c.`id` AND t.`id` >= 10 AND t.`id` < 20",
+        "t.`id` = c.`id` AND t.`id` >= 20 AND t.`id` < 30",
+        "t.`id` = c.`id` AND t.`id` >= 30",
+    ]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
-from dbt.adapters.spark_refreshable.engine.sql import vnode_expression
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 SCHEMA = "refreshable_engine"
 _names = itertools.count()
@@ -70,8 +71,17 @@ class EngineModel:
     def state(self) -> State:
         return Lease(self.spark, self.tables.state, Owner.this_process("pytest"), 300).read()
 
+    def layout(self) -> VnodeLayout:
+        """The vnode layout of the cycle in progress, else of the last completed one."""
+        state = self.state()
+        stored = json.loads(state.cycle_plan) if state.cycle_plan else None
+        if stored is None:
+            stored = json.loads(state.last_columns or "{}")
+        found = stored.get("vnode_layout") if isinstance(stored, dict) else None
+        return VnodeLayout.from_json(found, self.config["vnodes"])
+
     def vnodes_of(self, ids: set[int]) -> dict[int, int]:
-        """The vnode of each single-column integer key, by the engine's own definition."""
-        expression = vnode_expression(["id"], self.config["vnodes"])
+        """The vnode of each single-column integer key, by the model's own layout."""
+        expression = self.layout().expression(["id"])
         frame = self.spark.createDataFrame([(i,) for i in ids], "id INT")
         return {r["id"]: r["v"] for r in frame.selectExpr("id", f"{expression} AS v").collect()}

@@ -12,6 +12,7 @@ One module per job:
 - ``tables``: creating, adopting, evolving and dropping the tables.
 - ``columns``: what a snapshot's columns may be (names, types Delta stores, keys).
 - ``inputs``: what a SQL model reads, and whether it changed since the last cycle.
+- ``vnodes``: the vnode layout (hash vnodes, or ranges of the first key column).
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.
 - ``diff``: the change set (the one diff and change criterion, for a cycle or a chunk).

@@ -41,9 +41,9 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     qualified,
     row_hash_expression,
     type_sql,
-    vnode_expression,
 )
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, replace_scratch_table
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 DUPLICATE = "X"  # the diff's op for a key that staging holds more than once
 MAIN_DUPLICATE = "M"  # a key that main holds more than once (another writer inserted it)
@@ -106,7 +106,7 @@ class MainIndex:
 def main_hashes_sql(
     tables: ModelTables,
     plan: SchemaPlan,
-    vnodes: int,
+    layout: VnodeLayout,
     version: int,
     main_lacks: frozenset[str],
 ) -> str:
@@ -121,7 +121,7 @@ def main_hashes_sql(
     )
     return (
         f"SELECT {column_list(plan.keys)}, "
-        f"{vnode_expression(plan.keys, vnodes)} AS {ident(VNODE_COLUMN)}, "
+        f"{layout.expression(plan.keys)} AS {ident(VNODE_COLUMN)}, "
         f"{row_hash_expression(plan.schema)} AS h, TRUE AS present "
         f"FROM (SELECT {columns} FROM {tables.main} VERSION AS OF {int(version)})"
     )
@@ -134,7 +134,7 @@ def _in_vnodes(vnode_range: str | None) -> str:
 def diff_sql(
     tables: ModelTables,
     plan: SchemaPlan,
-    vnodes: int,
+    layout: VnodeLayout,
     main_version: int | None,
     vnode_range: str | None = None,
     main_lacks: frozenset[str] = frozenset(),
@@ -164,7 +164,7 @@ def diff_sql(
         if index is not None
         else f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
         f"first(h) AS h, count(*) AS copies, TRUE AS present "
-        f"FROM ({main_hashes_sql(tables, plan, vnodes, main_version, main_lacks)}) "
+        f"FROM ({main_hashes_sql(tables, plan, layout, main_version, main_lacks)}) "
         f"{_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
     )
     null_key = " OR ".join(f"{qualified('m', k)} IS NULL" for k in keys)
@@ -255,7 +255,7 @@ def change_set(
     spark: Any,
     tables: ModelTables,
     plan: SchemaPlan,
-    vnodes: int,
+    layout: VnodeLayout,
     main_version: int | None,
     index: MainIndex | None = None,
 ) -> Iterator[ChangeSet]:
@@ -265,7 +265,7 @@ def change_set(
 
     main_lacks = frozenset(name.lower() for name, _ in plan.add)
     diff = spark.sql(
-        diff_sql(tables, plan, vnodes, main_version, main_lacks=main_lacks, index=index)
+        diff_sql(tables, plan, layout, main_version, main_lacks=main_lacks, index=index)
     )
     diff = diff.persist(StorageLevel.MEMORY_AND_DISK)
     try:

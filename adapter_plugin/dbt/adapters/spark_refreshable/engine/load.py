@@ -31,7 +31,6 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     checksum_expression,
     ident,
     row_hash_expression,
-    vnode_expression,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
@@ -39,6 +38,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     plan_schema,
     replace_scratch_table,
 )
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 EXAMPLES = 5
 
@@ -78,14 +78,16 @@ def plan_for(
     return plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
 
 
-def write_staging(snapshot: Any, tables: ModelTables, plan: SchemaPlan, vnodes: int) -> None:
+def write_staging(
+    snapshot: Any, tables: ModelTables, plan: SchemaPlan, layout: VnodeLayout
+) -> None:
     """Write the snapshot, with each row's vnode and the hash of the columns compared with
     main, replacing staging whatever it held."""
     from pyspark.sql import functions as F
 
-    staged = snapshot.withColumn(
-        VNODE_COLUMN, F.expr(vnode_expression(plan.keys, vnodes))
-    ).withColumn(HASH_COLUMN, F.expr(row_hash_expression(plan.schema)))
+    staged = snapshot.withColumn(VNODE_COLUMN, F.expr(layout.expression(plan.keys))).withColumn(
+        HASH_COLUMN, F.expr(row_hash_expression(plan.schema))
+    )
     replace_scratch_table(staged, tables.staging)
 
 

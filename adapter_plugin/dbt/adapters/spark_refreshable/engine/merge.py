@@ -12,9 +12,11 @@ the snapshot.
 
 Applying a chunk twice changes nothing the second time: inserts and updates upsert,
 deletes delete, and ``MERGE`` has no ``WHEN NOT MATCHED BY SOURCE`` clause (which would
-scan all of main); the join carries the chunk's vnode predicate instead. A chunk of every
-vnode carries none: every row is in it, and evaluating the predicate on each row of main
-cost its ``MERGE`` ~13% at SF 1 (bench/results/history/2026-11-26-sf1.md).
+scan all of main); the join carries the chunk's slice of main instead
+(``VnodeLayout.slice_predicate``): for range vnodes a range of the first key column, which
+Delta's file statistics skip on, so the chunk reads only the files holding its keys. A
+chunk of every vnode carries none: every row is in it, and evaluating a hash predicate on
+each row of main cost its ``MERGE`` ~13% at SF 1 (bench/results/history/2026-11-26-sf1.md).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from dbt.adapters.spark_refreshable.engine.diff import (
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError
 from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN, ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
-from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident, vnode_expression
+from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident
 from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, table_version
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 MAX_ATTEMPTS = 5
 # main's commits read at once when looking for those after a version (MainHistory.since)
@@ -108,7 +111,7 @@ class MainHistory:
 @dataclass(frozen=True)
 class Cycle:
     """What every chunk of one cycle merges with: the tables, the schema plan (columns and
-    keys) and vnodes; ``inserts_only``: main did not exist at the diff, staging itself is
+    keys) and vnode layout; ``inserts_only``: main did not exist at the diff, staging itself is
     the change set; ``changes``: the change set's rows per op and vnode, as the diff counted
     them (None for a cycle planned by a version that did not store them). Staging and the
     changes table are read at the versions the cycle wrote (``staging_version``,
@@ -117,7 +120,7 @@ class Cycle:
 
     tables: ModelTables
     plan: SchemaPlan
-    vnodes: int
+    layout: VnodeLayout
     inserts_only: bool = False
     changes: dict[str, dict[int, int]] | None = None
     staging_version: int | None = None
@@ -167,7 +170,7 @@ def rediff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
     cycle's diff for the chunk's vnodes, with staging's content."""
     tables, plan = cycle.tables, cycle.plan
     pinned = cycle.staging_version
-    found = diff_sql(tables, plan, cycle.vnodes, version, chunk.vnode_range, staging_version=pinned)
+    found = diff_sql(tables, plan, cycle.layout, version, chunk.vnode_range, staging_version=pinned)
     return changed_rows_sql(f"({found})", tables, plan, chunk.vnode_range, pinned)
 
 
@@ -176,8 +179,9 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     or update upserts, a delete deletes."""
     keys, columns = cycle.plan.keys, cycle.plan.columns
     on = " AND ".join(f"t.{ident(k)} = c.{ident(k)}" for k in keys)
-    if not chunk.covers_all(cycle.vnodes):
-        on += f" AND {vnode_expression(keys, cycle.vnodes, 't')} {chunk.vnode_range}"
+    in_chunk = cycle.layout.slice_predicate(keys, chunk.first_vnode, chunk.last_vnode, "t")
+    if in_chunk is not None:
+        on += f" AND {in_chunk}"
     # key columns too: a key equal to main's may be spelled otherwise (-0.0 for 0.0)
     updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns)
     cols = ", ".join(ident(c) for c in columns)

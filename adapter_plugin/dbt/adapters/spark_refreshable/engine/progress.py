@@ -44,10 +44,6 @@ class Chunk:
         """SQL: `<vnode> BETWEEN first AND last`, less the vnode expression."""
         return f"BETWEEN {self.first_vnode} AND {self.last_vnode}"
 
-    def covers_all(self, vnodes: int) -> bool:
-        """Whether the chunk is every one of ``vnodes`` vnodes (the cycle's only chunk)."""
-        return self.first_vnode == 0 and self.last_vnode == vnodes - 1
-
     def to_json(self) -> list[int]:
         return [self.first_vnode, self.last_vnode, self.rows]
 

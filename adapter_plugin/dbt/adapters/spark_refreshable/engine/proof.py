@@ -31,6 +31,7 @@ class LastSnapshot:
     main: VerifiedMain | None = None
     keys: tuple[str, ...] = ()
     vnodes: int | None = None
+    vnode_layout: dict[str, Any] | None = None  # VnodeLayout.to_json; None: hash vnodes
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +40,7 @@ class LastSnapshot:
             "main": None if self.main is None else self.main.to_json(),
             "keys": list(self.keys),
             "vnodes": self.vnodes,
+            "vnode_layout": self.vnode_layout,
         }
 
     @classmethod
@@ -55,6 +57,7 @@ class LastSnapshot:
             None if main is None else VerifiedMain.from_json(main),
             tuple(value.get("keys") or ()),
             value.get("vnodes"),
+            value.get("vnode_layout"),
         )
 
 

@@ -89,6 +89,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     table_id,
     table_version,
 )
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 
 CYCLE_FIELDS_CLEARED = dict.fromkeys(
     (
@@ -433,7 +434,8 @@ class RefreshRun:
             plan = load.plan_for(spark, frame, tables, config, main_exists)
             main_detail = table_detail(spark, tables.main) if main_exists else None
             self._check_layout(plan, main_detail)
-            load.write_staging(frame, tables, plan, config.vnodes)
+            layout = choose_layout(frame, plan.keys, config.vnodes, self._last_vnode_layout())
+            load.write_staging(frame, tables, plan, layout)
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
             staged = load.summarize_staging(spark, tables, plan.keys)
@@ -442,17 +444,17 @@ class RefreshRun:
             main_id = None if main_detail is None else str(main_detail["id"])
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
-                index = self._main_index(plan, main_detail, base_version)
+                index = self._main_index(plan, layout, main_detail, base_version)
                 self.result["diff_read_main"] = main_exists and index is None
                 found = held.enter_context(
-                    diff.change_set(spark, tables, plan, config.vnodes, base_version, index)
+                    diff.change_set(spark, tables, plan, layout, base_version, index)
                 )
                 counts = found.counts
                 load.check_delete_guards(
                     tables, config, staged, counts.total("I"), counts.total("D")
                 )
                 chunks = progress.plan_chunks(
-                    counts.by_vnode(), config.vnodes, config.merge_chunk_rows
+                    counts.by_vnode(), layout.count, config.merge_chunk_rows
                 )
             changes_version = None
             if base_version is not None and counts.total():
@@ -467,10 +469,11 @@ class RefreshRun:
             "changes_version": changes_version,
             "chunks": [chunk.to_json() for chunk in chunks],
             "changes": counts.per_vnode,
-            "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(config.vnodes)],
+            "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(layout.count)],
+            "vnode_layout": layout.to_json(),
             "inputs": None if inputs is None else inputs.to_json(),
         }
-        loaded = LoadedCycle(refresh_id, config.vnodes, staged.rows, staged.checksum, cycle_plan)
+        loaded = LoadedCycle(refresh_id, layout.count, staged.rows, staged.checksum, cycle_plan)
         if not counts.total():  # nothing to resume: no FINISHING, a crash loads again
             self.report.say(f"staged {staged.rows:,} rows, none changed")
             return loaded
@@ -492,10 +495,11 @@ class RefreshRun:
         plan = self._stored_schema_plan(stored)
         base_version = stored["base_version"]
         changes = stored.get("changes")  # JSON: vnodes as strings
+        layout = VnodeLayout.from_json(stored.get("vnode_layout"), loaded.vnodes)
         cycle = Cycle(
             self.tables,
             plan,
-            loaded.vnodes,
+            layout,
             base_version is None,
             None
             if changes is None
@@ -587,7 +591,12 @@ class RefreshRun:
         if main_left is not None and stored.get("inputs") is not None:
             recorded_inputs = Recorded(Inputs.from_json(stored["inputs"]), main_left).to_json()
         last_snapshot = LastSnapshot(
-            plan.schema, stored.get("staging_version"), main_left, plan.keys, loaded.vnodes
+            plan.schema,
+            stored.get("staging_version"),
+            main_left,
+            plan.keys,
+            layout.vnodes,
+            layout.to_json(),
         )
         with self.clock.measure("bookkeeping"):
             self.lease.transition(
@@ -638,21 +647,28 @@ class RefreshRun:
         main = self.tables.main
         return stored.get("main_id") or table_id(self.spark, main), main_schema(self.spark, main)
 
+    def _last_vnode_layout(self) -> VnodeLayout | None:
+        """The vnode layout of the last completed cycle, if one is recorded."""
+        last = LastSnapshot.parse(self.lease.state.last_columns)
+        if last is None or last.vnodes is None:
+            return None
+        return VnodeLayout.from_json(last.vnode_layout, last.vnodes)
+
     def _main_index(
-        self, plan: SchemaPlan, main_detail: Any, base_version: int | None
+        self, plan: SchemaPlan, layout: VnodeLayout, main_detail: Any, base_version: int | None
     ) -> diff.MainIndex | None:
         """Main's keys and row hashes as the last completed snapshot left them in staging,
         when main still holds exactly that snapshot: the cycle that loaded it verified main
         equal to it, main is the same table with the same columns, every commit since
         changed no row, and this cycle hashes the same columns with the same keys and
-        vnodes. None: the diff reads main."""
+        vnode layout. None: the diff reads main."""
         state = self.lease.state
         last = LastSnapshot.parse(state.last_columns)
         if base_version is None or last is None or last.main is None:
             return None
         same_hashes = (
             last.keys == plan.keys
-            and last.vnodes == self.config.vnodes
+            and self._last_vnode_layout() == layout
             and row_hash_expression(last.schema) == row_hash_expression(plan.schema)
         )
         if not same_hashes or plan.add or plan.drop:

@@ -1,0 +1,157 @@
+"""The vnode layout: which vnode a row's key falls in, one definition for every use.
+
+Two kinds. *Hash* vnodes, ``pmod(xxhash64(<unique_key>), vnodes)``, spread any key evenly.
+*Range* vnodes cut the first key column's values at ``vnodes - 1`` bounds taken from the
+snapshot's quantiles when the layout is chosen: vnode ``v`` holds the keys ``k`` with
+``bounds[v-1] <= k < bounds[v]``. A chunk of range vnodes is then a range of that column,
+which Delta's file statistics on main can skip on: a chunk's ``MERGE`` reads only the files
+that hold its keys (main's chunks write their rows by range, so its files stay narrow),
+where a chunk of hash vnodes reads all of main. Range vnodes are used when the first key
+column is an integer or a date (exact literals, one total order in Spark and Python);
+other keys get hash vnodes.
+
+A layout is chosen once (the first cycle, or when the key or ``vnodes`` changes) and kept
+by every later cycle: the vnodes stored in staging and the change set, and the slice of
+main each chunk merges, must all come from the same one. Bounds chosen at the first build
+stay; keys beyond them fall in the first or last vnode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql.types import (
+    ByteType,
+    DataType,
+    DateType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StructType,
+)
+
+from dbt.adapters.spark_refreshable.engine.sql import ident, qualified, vnode_expression
+
+RANGE_TYPES = (ByteType, ShortType, IntegerType, LongType, DateType)
+# percentile_approx's accuracy: its rank error is at most rows / ACCURACY
+ACCURACY = 10000
+
+
+@dataclass(frozen=True)
+class VnodeLayout:
+    """``vnodes`` as configured; ``column`` and ``bounds`` (SQL literals, strictly
+    increasing) for range vnodes, none for hash vnodes."""
+
+    vnodes: int
+    column: str | None = None
+    column_type: str | None = None  # the column's type when the bounds were taken
+    bounds: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def count(self) -> int:
+        """How many vnodes there are: 0 to count - 1."""
+        return len(self.bounds) + 1 if self.column is not None else self.vnodes
+
+    def expression(self, keys: tuple[str, ...] | list[str], prefix: str | None = None) -> str:
+        """SQL: the vnode of a row, from its key columns (qualified with ``prefix``)."""
+        if self.column is None:
+            return vnode_expression(keys, self.vnodes, prefix)
+        column = qualified(prefix, self.column) if prefix else ident(self.column)
+        return _bucket(column, self.bounds, 0, len(self.bounds))
+
+    def slice_predicate(
+        self, keys: tuple[str, ...] | list[str], first: int, last: int, prefix: str
+    ) -> str | None:
+        """SQL true of exactly the rows of vnodes ``first`` to ``last`` (their key columns
+        qualified with ``prefix``), in a form Delta's file statistics can skip on; None
+        when they are every vnode. For hash vnodes, the vnode expression itself."""
+        if first == 0 and last == self.count - 1:
+            return None
+        if self.column is None:
+            return f"{self.expression(keys, prefix)} BETWEEN {first} AND {last}"
+        column = qualified(prefix, self.column)
+        parts = []
+        if first > 0:
+            parts.append(f"{column} >= {self.bounds[first - 1]}")
+        if last < self.count - 1:
+            parts.append(f"{column} < {self.bounds[last]}")
+        return " AND ".join(parts)
+
+    def fits(self, keys: tuple[str, ...], schema: StructType, vnodes: int) -> bool:
+        """Whether a cycle with these keys, columns and configured ``vnodes`` can keep
+        this layout."""
+        if self.vnodes != vnodes:
+            return False
+        if self.column is None:
+            return not range_column_type(keys, schema)
+        found = range_column_type(keys, schema)
+        return keys[0].lower() == self.column.lower() and found == self.column_type
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "vnodes": self.vnodes,
+            "column": self.column,
+            "column_type": self.column_type,
+            "bounds": list(self.bounds),
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any] | None, vnodes: int) -> VnodeLayout:
+        """A stored layout; hash vnodes of ``vnodes`` where none was stored (a cycle of a
+        version before range vnodes)."""
+        if not value:
+            return cls(vnodes)
+        return cls(
+            int(value["vnodes"]),
+            value.get("column"),
+            value.get("column_type"),
+            tuple(value.get("bounds") or ()),
+        )
+
+
+def _bucket(column: str, bounds: tuple[str, ...], low: int, high: int) -> str:
+    """SQL: the vnode in ``low``..``high`` of ``column``, a binary search of ``bounds``:
+    the number of bounds at or below the value (``bounds`` sorted)."""
+    if low == high:
+        return str(low)
+    middle = (low + high + 1) // 2  # vnodes from ``middle`` on start at bounds[middle - 1]
+    below = _bucket(column, bounds, low, middle - 1)
+    at_or_above = _bucket(column, bounds, middle, high)
+    return f"CASE WHEN {column} < {bounds[middle - 1]} THEN {below} ELSE {at_or_above} END"
+
+
+def range_column_type(keys: tuple[str, ...] | list[str], schema: StructType) -> str | None:
+    """The type of the first key column if range vnodes can cut it, else None."""
+    by_lower = {f.name.lower(): f.dataType for f in schema.fields}
+    found: DataType | None = by_lower.get(keys[0].lower()) if keys else None
+    return found.simpleString() if isinstance(found, RANGE_TYPES) else None
+
+
+def choose_layout(
+    snapshot: Any, keys: tuple[str, ...], vnodes: int, previous: VnodeLayout | None
+) -> VnodeLayout:
+    """The layout of a cycle: ``previous`` (the last completed cycle's) while it fits,
+    else range vnodes cut at the snapshot's quantiles of the first key column (one narrow
+    pass over the snapshot), or hash vnodes."""
+    if previous is not None and previous.fits(keys, snapshot.schema, vnodes):
+        return previous
+    column_type = range_column_type(keys, snapshot.schema)
+    if column_type is None or vnodes < 2:
+        return VnodeLayout(vnodes)
+    column = next(f.name for f in snapshot.schema.fields if f.name.lower() == keys[0].lower())
+    fractions = ", ".join(str(i / vnodes) for i in range(1, vnodes))
+    found = snapshot.selectExpr(
+        f"percentile_approx({ident(column)}, array({fractions}), {ACCURACY}) AS bounds"
+    ).collect()[0]["bounds"]
+    values = sorted({v for v in found or () if v is not None})
+    if not values:
+        return VnodeLayout(vnodes)
+    return VnodeLayout(vnodes, column, column_type, tuple(_literal(v) for v in values))
+
+
+def _literal(value: Any) -> str:
+    """An integer or a date as an exact SQL literal."""
+    if isinstance(value, int):
+        return str(value)
+    return f"DATE'{value.isoformat()}'"

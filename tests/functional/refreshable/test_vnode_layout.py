@@ -1,0 +1,93 @@
+"""Range vnodes: a chunk of an integer- or date-keyed model is a range of its first key
+column, so that its MERGE reads only main's files of that range. The vnode expression and
+a chunk's slice of main must agree exactly, or a chunk would miss rows of its own."""
+
+from __future__ import annotations
+
+import bisect
+import datetime
+import random
+
+import pytest
+
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
+from tests.functional.refreshable.engine_harness import EngineModel
+
+
+def agreement(spark, layout: VnodeLayout, ddl: str, keys: list, values: list) -> None:
+    """Every key's vnode is where the sorted bounds ``values`` put it, and every slice of
+    vnodes holds exactly the keys of its vnodes."""
+    count = layout.count
+    slices = [(a, b) for a in range(count) for b in range(a, count)]
+    selected = [f"{layout.expression(['k'])} AS v"] + [
+        f"coalesce({layout.slice_predicate(['k'], a, b, 't') or 'true'}, false) AS s{i}"
+        for i, (a, b) in enumerate(slices)
+    ]
+    frame = spark.createDataFrame([(k,) for k in keys], ddl).alias("t")
+    for row in frame.selectExpr("k", *selected).collect():
+        assert row["v"] == bisect.bisect_right(values, row["k"]), row
+        for i, (a, b) in enumerate(slices):
+            assert row[f"s{i}"] == (a <= row["v"] <= b), (row["k"], a, b)
+
+
+def test_vnodes_and_chunk_slices_agree_for_integers_and_dates(spark):
+    rng = random.Random(20261126)
+    values = sorted(rng.sample(range(-(10**12), 10**12), 6))
+    layout = VnodeLayout(8, "k", "bigint", tuple(str(v) for v in values))
+    keys = values + [v + d for v in values for d in (-1, 1)] + [-(2**63), 2**63 - 1]
+    keys += [rng.randrange(-(10**13), 10**13) for _ in range(200)]
+    agreement(spark, layout, "k BIGINT", keys, values)
+
+    days = sorted(datetime.date(2020, 1, 1) + datetime.timedelta(d) for d in (3, 40, 41, 500))
+    layout = VnodeLayout(5, "k", "date", tuple(f"DATE'{d.isoformat()}'" for d in days))
+    keys = days + [d + datetime.timedelta(s) for d in days for s in (-1, 1)]
+    keys += [datetime.date(1, 1, 1), datetime.date(9999, 12, 31)]
+    agreement(spark, layout, "k DATE", keys, days)
+
+
+def test_the_layout_follows_the_first_key_column(spark):
+    frame = spark.range(100).selectExpr("CAST(id AS INT) AS id", "CAST(id AS STRING) AS s")
+    ranged = choose_layout(frame, ("ID", "s"), 4, None)
+    assert ranged.column == "id" and ranged.bounds == ("24", "49", "74"), ranged
+    assert choose_layout(frame, ("s", "id"), 4, None) == VnodeLayout(4), "strings hash"
+    assert choose_layout(frame, ("id",), 4, ranged) is ranged, "a fitting layout is kept"
+    assert choose_layout(frame, ("id",), 8, ranged).count == 8, "a new vnodes, new bounds"
+    assert choose_layout(frame.limit(0), ("id",), 4, None) == VnodeLayout(4)
+
+
+def test_a_chunk_merges_only_main_files_of_its_key_range(spark):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", vnodes=8)
+    day1 = [(i, f"one {i}") for i in range(200)]
+    model.refresh(day1, merge_chunk_rows=25)  # 8 chunks of 25 ids: a file each
+    layout = model.layout()
+    assert layout.column == "id" and layout.count == 8, layout
+    files = spark.sql(f"DESCRIBE DETAIL {model.tables.main}").collect()[0]["numFiles"]
+    assert files >= 8
+
+    day2 = [(i, f"two {i}" if i % 5 == 0 else f"one {i}") for i in range(200)]
+    before = model.version()
+    result = model.refresh(day2, merge_chunk_rows=10)
+    assert result["chunks_total"] == 4 and model.main() == sorted(day2)
+    assert model.layout() == layout, "the layout is kept"
+    merges = [h for h in model.history() if h["version"] > before and h["operation"] == "MERGE"]
+    assert len(merges) == 4
+    for merge in merges:  # 10 changed ids span 50: two of main's files, not all of them
+        metrics = merge["operationMetrics"]
+        touched = int(metrics["numTargetDeletionVectorsAdded"]) + int(
+            metrics["numTargetFilesRemoved"]
+        )
+        assert 0 < touched <= 3, metrics
+
+
+@pytest.mark.parametrize("chunk_rows", [7, 1_000_000])
+def test_keys_beyond_the_first_builds_bounds(spark, chunk_rows):
+    model = EngineModel(spark, "id BIGINT, value STRING", unique_key="id", vnodes=4)
+    model.refresh([(i, "a") for i in range(100, 140)])
+    bounds = model.layout().bounds
+    far = [(i, "b") for i in (-(2**62), -5, 0, 99, 100, 139, 140, 10**15)]
+    snapshot = far + [(i, "c") for i in range(120, 130)]
+    model.refresh(snapshot, merge_chunk_rows=chunk_rows)
+    assert model.main() == sorted(snapshot)
+    assert model.layout().bounds == bounds
+    model.refresh([(i, "d") for i in range(100, 140)], merge_chunk_rows=chunk_rows)
+    assert model.main() == sorted((i, "d") for i in range(100, 140))
