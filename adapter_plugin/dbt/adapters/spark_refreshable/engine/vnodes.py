@@ -1,8 +1,8 @@
 """The vnode layout: which vnode a row's key falls in, one definition for every use.
 
 Two kinds. *Hash* vnodes, ``pmod(xxhash64(<unique_key>), vnodes)``, spread any key evenly.
-*Range* vnodes cut the first key column's values at ``vnodes - 1`` bounds taken from the
-snapshot's quantiles when the layout is chosen: vnode ``v`` holds the keys ``k`` with
+*Range* vnodes cut the first key column's values at up to ``RANGE_VNODES - 1`` bounds taken
+from the snapshot's quantiles when the layout is chosen: vnode ``v`` holds the keys ``k`` with
 ``bounds[v-1] <= k < bounds[v]``. A chunk of range vnodes is then a range of that column,
 which Delta's file statistics on main can skip on: a chunk's ``MERGE`` reads only the files
 that hold its keys (main's chunks write their rows by range, so its files stay narrow),
@@ -36,6 +36,10 @@ from dbt.adapters.spark_refreshable.engine.sql import ident, qualified, vnode_ex
 RANGE_TYPES = (ByteType, ShortType, IntegerType, LongType, DateType)
 # percentile_approx's accuracy: its rank error is at most rows / ACCURACY
 ACCURACY = 10000
+# At most this many range vnodes: a row's vnode is a binary search of the bounds written
+# as nested CASEs, evaluated on every staged row. Over 6M rows 255 bounds cost ~2 s more
+# than xxhash64 (a large expression Spark compiles poorly), 31 bounds ~0.2 s.
+RANGE_VNODES = 32
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,8 @@ def choose_layout(
     if column_type is None or vnodes < 2:
         return VnodeLayout(vnodes)
     column = next(f.name for f in snapshot.schema.fields if f.name.lower() == keys[0].lower())
-    fractions = ", ".join(str(i / vnodes) for i in range(1, vnodes))
+    ranges = min(vnodes, RANGE_VNODES)
+    fractions = ", ".join(str(i / ranges) for i in range(1, ranges))
     found = snapshot.selectExpr(
         f"percentile_approx({ident(column)}, array({fractions}), {ACCURACY}) AS bounds"
     ).collect()[0]["bounds"]
