@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
@@ -74,11 +75,11 @@ class EngineModel:
     def layout(self) -> VnodeLayout:
         """The vnode layout of the cycle in progress, else of the last completed one."""
         state = self.state()
-        stored = json.loads(state.cycle_plan) if state.cycle_plan else None
-        if stored is None:
-            stored = json.loads(state.last_columns or "{}")
-        found = stored.get("vnode_layout") if isinstance(stored, dict) else None
-        return VnodeLayout.from_json(found, self.config["vnodes"])
+        if state.cycle_plan:
+            stored = json.loads(state.cycle_plan).get("vnode_layout")
+            return VnodeLayout.from_json(stored, self.config["vnodes"])
+        last = LastSnapshot.parse(state.last_columns)
+        return (last and last.layout()) or VnodeLayout(self.config["vnodes"])
 
     def vnodes_of(self, ids: set[int]) -> dict[int, int]:
         """The vnode of each single-column integer key, by the model's own layout."""

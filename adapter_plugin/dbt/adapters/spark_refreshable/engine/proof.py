@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 from dbt.adapters.spark_refreshable.engine.inputs import VerifiedMain
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.sql import comparable_columns, schema_from_json
+from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,13 @@ class LastSnapshot:
             tuple(value.get("keys") or ()),
             value.get("vnodes"),
             value.get("vnode_layout"),
+        )
+
+    def layout(self) -> VnodeLayout | None:
+        """The vnode layout the snapshot's vnodes in staging were computed with (hash
+        vnodes for a record without one), if the record says."""
+        return (
+            None if self.vnodes is None else VnodeLayout.from_json(self.vnode_layout, self.vnodes)
         )
 
 

@@ -257,7 +257,7 @@ class RefreshRun:
         against main as it is. A cycle the old tables held in progress is given up; main,
         whatever it holds, is brought to the snapshot by this run."""
         old = self.tables.beside_main()
-        if self.tables.bookkeeping_beside_main or not table_exists(self.spark, old.state):
+        if not table_exists(self.spark, old.state):
             return
         claim_bookkeeping_tables(self.spark, old)
         ensure_state_table(self.spark, old)
@@ -434,7 +434,9 @@ class RefreshRun:
             plan = load.plan_for(spark, frame, tables, config, main_exists)
             main_detail = table_detail(spark, tables.main) if main_exists else None
             self._check_layout(plan, main_detail)
-            layout = choose_layout(frame, plan.keys, config.vnodes, self._last_vnode_layout())
+            last = LastSnapshot.parse(self.lease.state.last_columns)
+            previous = None if last is None else last.layout()
+            layout = choose_layout(frame, plan.keys, config.vnodes, previous)
             load.write_staging(frame, tables, plan, layout)
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
@@ -647,13 +649,6 @@ class RefreshRun:
         main = self.tables.main
         return stored.get("main_id") or table_id(self.spark, main), main_schema(self.spark, main)
 
-    def _last_vnode_layout(self) -> VnodeLayout | None:
-        """The vnode layout of the last completed cycle, if one is recorded."""
-        last = LastSnapshot.parse(self.lease.state.last_columns)
-        if last is None or last.vnodes is None:
-            return None
-        return VnodeLayout.from_json(last.vnode_layout, last.vnodes)
-
     def _main_index(
         self, plan: SchemaPlan, layout: VnodeLayout, main_detail: Any, base_version: int | None
     ) -> diff.MainIndex | None:
@@ -668,7 +663,7 @@ class RefreshRun:
             return None
         same_hashes = (
             last.keys == plan.keys
-            and self._last_vnode_layout() == layout
+            and last.layout() == layout
             and row_hash_expression(last.schema) == row_hash_expression(plan.schema)
         )
         if not same_hashes or plan.add or plan.drop:
