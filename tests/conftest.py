@@ -6,11 +6,12 @@ session; the warehouse and Derby metastore live in a fresh folder per pytest run
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from tests.support.profiles import render_target
+from tests.support.profiles import SUITE_JVM_OPTIONS, render_target
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -25,6 +26,10 @@ LONG_FILES = (
     "bench/test_bench_smoke.py",
 )
 TESTS = Path(__file__).parent
+# before any JVM starts; inherited by every process the suite starts
+os.environ["JDK_JAVA_OPTIONS"] = " ".join(
+    filter(None, (os.environ.get("JDK_JAVA_OPTIONS"), *SUITE_JVM_OPTIONS))
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -74,9 +74,11 @@ def build_wheel(work: Path) -> Path:
 
 
 def user_environment() -> dict[str, str]:
-    """This process's environment without what points into the repository."""
+    """This process's environment without what points into the repository, nor the suite's
+    JVM settings (its project runs Spark as a user's does)."""
     pointing_here = ("PYTHONPATH", "REFRESHABLE_HOME", "REFRESHABLE_DATA", "DBT_PROFILES_DIR")
-    return {k: v for k, v in os.environ.items() if k not in pointing_here}
+    suite_only = ("JDK_JAVA_OPTIONS",)
+    return {k: v for k, v in os.environ.items() if k not in pointing_here + suite_only}
 
 
 def fresh_virtualenv(work: Path, wheel: Path) -> Path:

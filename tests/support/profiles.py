@@ -10,7 +10,19 @@ from pathlib import Path
 
 from scripts.spark_profile import PROFILES_DIR, ROOT, render_target
 
-__all__ = ["PROFILES_DIR", "ROOT", "render_target", "subprocess_env"]
+__all__ = ["PROFILES_DIR", "ROOT", "SUITE_JVM_OPTIONS", "render_target", "subprocess_env"]
+
+# Settings of every JVM the suite starts (its own Spark drivers, `dbt` processes, the Connect
+# server, the cluster's daemons), read by the `java` launcher from JDK_JAVA_OPTIONS. Spark
+# evaluates expressions interpreted instead of generating and compiling Java for each
+# projection (generated code is for throughput; on a test's few rows its code generation took
+# ~40% of a refresh's CPU), and Derby does not sync its metastore to disk at each commit.
+# Neither changes a result. The wheel test's own project runs without them, as a user's does.
+SUITE_JVM_OPTIONS = (
+    "-Dspark.sql.codegen.wholeStage=false",
+    "-Dspark.sql.codegen.factoryMode=NO_CODEGEN",
+    "-Dderby.system.durability=test",
+)
 
 
 def subprocess_env(data_dir: Path) -> dict[str, str]:
