@@ -10,7 +10,7 @@ from pathlib import Path
 
 from scripts.spark_profile import PROFILES_DIR, ROOT, render_target
 
-__all__ = ["PROFILES_DIR", "ROOT", "SUITE_JVM_OPTIONS", "render_target", "subprocess_env"]
+__all__ = ["PROFILES_DIR", "ROOT", "render_target", "subprocess_env", "with_suite_jvm_options"]
 
 # Settings of every JVM the suite starts (its own Spark drivers, `dbt` processes, the Connect
 # server, the cluster's daemons), read by the `java` launcher from JDK_JAVA_OPTIONS. Spark
@@ -23,6 +23,13 @@ SUITE_JVM_OPTIONS = (
     "-Dspark.sql.codegen.factoryMode=NO_CODEGEN",
     "-Dderby.system.durability=test",
 )
+
+
+def with_suite_jvm_options(java_options: str | None) -> str:
+    """``java_options`` (JDK_JAVA_OPTIONS) with SUITE_JVM_OPTIONS added once: pytest-xdist's
+    workers import the conftest again under the environment their controller set."""
+    present = (java_options or "").split()
+    return " ".join([*present, *(o for o in SUITE_JVM_OPTIONS if o not in present)])
 
 
 def subprocess_env(data_dir: Path) -> dict[str, str]:
