@@ -37,3 +37,34 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark):
         assert before >= 4 and after < before, compactions
     operations = [commit["operation"] for commit in model.history()]
     assert "OPTIMIZE" in operations, operations
+
+
+def files_at(model: EngineModel, version: int) -> int:
+    frame = model.spark.sql(f"SELECT * FROM {model.tables.main} VERSION AS OF {version}")
+    return len(frame.inputFiles())
+
+
+def test_the_file_count_that_decides_is_mains_own(spark):
+    """The run counts main's files from the load's DESCRIBE DETAIL and its chunks' commit
+    metrics (deletion vectors, files removed by deletes, inserts), not by reading main again:
+    the count it compacted at is the count main had."""
+    model = EngineModel(spark, DDL, unique_key="id", merge_chunk_rows=4, compact_after_files=1)
+    model.refresh(day(0))
+    days = [
+        [(i, f"w{i}") for i in range(0, 40, 2)] + [(i, "new") for i in range(100, 106)],
+        [(i, "x") for i in range(100, 110)],  # every row of the day before deleted or new
+        [(i, "x" if i % 3 else "y") for i in range(100, 130)],
+    ]
+    for n, rows in enumerate(days, 1):
+        last_cycle = model.version()
+        result = model.refresh(rows)
+        assert model.main() == sorted(rows)
+        # the cycle's last commit: before its OPTIMIZE, or the last if OPTIMIZE had nothing to do
+        optimized = [
+            c["version"]
+            for c in model.history()
+            if c["operation"] == "OPTIMIZE" and c["version"] > last_cycle
+        ]
+        merged = optimized[0] - 1 if optimized else model.version()
+        before, _ = result["main_compacted"]
+        assert before == files_at(model, merged) > 0, f"day {n}"

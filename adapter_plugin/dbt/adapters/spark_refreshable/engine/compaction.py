@@ -8,7 +8,13 @@ files of up to ``spark.databricks.delta.optimize.maxFileSize``).
 ``OPTIMIZE`` changes no row: the next cycle still reads main's keys and hashes from staging,
 and a run that skips unchanged inputs still skips (both accept it as a row-less commit,
 ``inputs.ROWLESS_OPERATIONS``). It runs after the cycle's move to IDLE, so a crash or a
-failure in it leaves a completed cycle; it fails no run."""
+failure in it leaves a completed cycle; it fails no run.
+
+Main's files and bytes are known without reading main again when the run loaded the cycle
+and main holds nothing but the cycle's commits since: ``DESCRIBE DETAIL`` as the load read
+it, plus what each chunk's ``MERGE`` added and removed (its commit's metrics, which count a
+file given a deletion vector as neither); otherwise ``DESCRIBE DETAIL`` is read after the
+cycle."""
 
 from __future__ import annotations
 
@@ -19,6 +25,30 @@ from dbt.adapters.spark_refreshable.engine.tables import table_detail
 
 MAX_FILE_SIZE_CONF = "spark.databricks.delta.optimize.maxFileSize"
 DEFAULT_MAX_FILE_BYTES = 1024**3
+
+
+@dataclass(frozen=True)
+class MainFiles:
+    """Main's data files and their bytes (``DESCRIBE DETAIL``'s numFiles, sizeInBytes)."""
+
+    files: int
+    size_bytes: int
+
+    @classmethod
+    def of_detail(cls, detail: Any) -> MainFiles:
+        return cls(int(detail["numFiles"] or 0), int(detail["sizeInBytes"] or 0))
+
+    def after(self, merge_metrics: dict[str, Any]) -> MainFiles:
+        """Main after a ``MERGE`` commit with these metrics (DESCRIBE HISTORY's
+        operationMetrics)."""
+
+        def metric(name: str) -> int:
+            return int(merge_metrics.get(name) or 0)
+
+        return MainFiles(
+            self.files + metric("numTargetFilesAdded") - metric("numTargetFilesRemoved"),
+            self.size_bytes + metric("numTargetBytesAdded") - metric("numTargetBytesRemoved"),
+        )
 
 
 @dataclass(frozen=True)
@@ -38,11 +68,13 @@ def needs_compaction(files: int, size_bytes: int, after_files: int, max_file_byt
     return size_bytes / files < max_file_bytes / 2
 
 
-def compact_main(spark: Any, main: str, after_files: int) -> Compaction | None:
+def compact_main(
+    spark: Any, main: str, after_files: int, known: MainFiles | None = None
+) -> Compaction | None:
     """``OPTIMIZE`` main if it needs it (see :func:`needs_compaction`); what it did, or None
-    when it did not run."""
-    detail = table_detail(spark, main)
-    files, size_bytes = int(detail["numFiles"] or 0), int(detail["sizeInBytes"] or 0)
+    when it did not run. ``known``: main's files as the run knows them (None: read them)."""
+    found = known if known is not None else MainFiles.of_detail(table_detail(spark, main))
+    files, size_bytes = found.files, found.size_bytes
     if not needs_compaction(files, size_bytes, after_files, _max_file_bytes(spark)):
         return None
     metrics = spark.sql(f"OPTIMIZE {main}").collect()[0]["metrics"]

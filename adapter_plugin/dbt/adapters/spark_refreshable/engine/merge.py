@@ -37,7 +37,7 @@ from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
 from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident
 from dbt.adapters.spark_refreshable.engine.state import is_commit_conflict
-from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, table_version
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, latest_commit, table_version
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 MAX_ATTEMPTS = 5
@@ -143,6 +143,9 @@ class ChunkResult:
     main_version: int = 0
     attempts: int = 0
     current: int | None = None  # main's version the change set is still exact for, if any
+    # the operationMetrics of the chunk's commit, when it is main's next version (None: no
+    # commit, or one among other writers' commits)
+    commit_metrics: dict[str, Any] | None = None
 
     def total(self, op: str) -> int:
         return sum(self.per_vnode.get(op, {}).values())
@@ -236,9 +239,11 @@ def merge_chunk(
             total = applied.setdefault(op, {})
             for vnode, rows in by_vnode.items():
                 total[vnode] = total.get(vnode, 0) + rows
-        committed = main_version(spark, cycle.tables)
+        latest = latest_commit(spark, cycle.tables.main)
+        committed = int(latest["version"])
         if committed == version + 1:
-            return ChunkResult(applied, committed, attempt, committed if exact else None)
+            metrics = dict(latest["operationMetrics"] or {})
+            return ChunkResult(applied, committed, attempt, committed if exact else None, metrics)
         current = None  # another writer committed around ours: diff again against main now
     raise RefreshError(
         f"{cycle.tables.display} kept changing under the merge of chunk {chunk.index} "

@@ -34,7 +34,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     engine_commit,
     fence_app_id,
 )
-from dbt.adapters.spark_refreshable.engine.compaction import compact_main
+from dbt.adapters.spark_refreshable.engine.compaction import MainFiles, compact_main
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -196,6 +196,9 @@ class RefreshRun:
         self._unrecorded: list[progress.MergedChunk] = []  # merged, not in the progress table
         self._recorded_at = 0.0  # when the progress table was last written (monotonic)
         self._inputs: Inputs | str | None = None  # what the snapshot reads, or why unknown
+        # main's files as this run's load found them, plus its chunks' commits (None: the
+        # cycle was loaded by an earlier run; see ``compaction``)
+        self._main_files: MainFiles | None = None
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
@@ -444,6 +447,9 @@ class RefreshRun:
             load.check_constraints(spark, tables, config.constraints)
             base_version = main_version(spark, tables) if main_exists else None
             main_id = None if main_detail is None else str(main_detail["id"])
+            self._main_files = (
+                MainFiles(0, 0) if main_detail is None else MainFiles.of_detail(main_detail)
+            )
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
                 index = self._main_index(plan, layout, main_detail, base_version)
@@ -546,6 +552,8 @@ class RefreshRun:
                     self.lease.ensure_held,
                 )
             current = merged.current
+            if self._main_files is not None and merged.commit_metrics is not None:
+                self._main_files = self._main_files.after(merged.commit_metrics)
             self.faults.reached("chunk_committed")
             # a chunk that changed nothing needs no checkpoint, nor does the last: the
             # move to IDLE follows; the others are recorded once checkpoint_interval has
@@ -614,16 +622,17 @@ class RefreshRun:
                 last_inputs=recorded_inputs,
             )
         if any(counts.values()):  # the cycle's chunks added files to main
-            self._compact_main()
+            # main's files are known while it holds nothing but this cycle's commits
+            self._compact_main(self._main_files if current is not None else None)
 
-    def _compact_main(self) -> None:
+    def _compact_main(self, known: MainFiles | None) -> None:
         """Compact main after a completed cycle (see ``compaction``); a failure is reported,
         not raised: the refresh is complete, and a later one tries again."""
         with self.clock.measure("bookkeeping"):
             try:
                 with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on it
                     done = compact_main(
-                        self.spark, self.tables.main, self.config.compact_after_files
+                        self.spark, self.tables.main, self.config.compact_after_files, known
                     )
             except Exception as error:
                 self.report.say(f"main was not compacted: {message_of(error)[:300]}")

@@ -72,9 +72,14 @@ def table_exists(spark: Any, name: str) -> bool:
     return spark.catalog.tableExists(name)
 
 
+def latest_commit(spark: Any, name: str) -> Any:
+    """DESCRIBE HISTORY's row of a Delta table's latest commit (version, operationMetrics...)."""
+    return spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]
+
+
 def table_version(spark: Any, name: str) -> int:
     """A Delta table's latest version."""
-    return int(spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"])
+    return int(latest_commit(spark, name)["version"])
 
 
 def table_detail(spark: Any, name: str) -> Any:
