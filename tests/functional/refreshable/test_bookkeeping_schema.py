@@ -14,7 +14,12 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner
-from dbt.adapters.spark_refreshable.engine.tables import MARKER, table_exists, table_properties
+from dbt.adapters.spark_refreshable.engine.tables import (
+    BOOKKEEPING_LOG_PROPERTIES,
+    MARKER,
+    table_exists,
+    table_properties,
+)
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
 
 DAY1 = [(i, f"one {i}") for i in range(30)]
@@ -52,8 +57,25 @@ def test_the_models_schema_holds_main_alone(spark):
     for role in ROLES:
         name = tables.role_name(role)
         assert table_exists(spark, name), name
-        assert table_properties(spark, name).get(MARKER) == "true", name
+        held = table_properties(spark, name)
+        assert held.get(MARKER) == "true", name
+        assert BOOKKEEPING_LOG_PROPERTIES.items() <= held.items(), (name, held)
     assert model.main() == sorted(DAY2)
+
+
+def test_bookkeeping_tables_of_an_earlier_version_get_the_log_properties(spark):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.refresh(DAY1)
+    keys = ", ".join(f"'{k}'" for k in BOOKKEEPING_LOG_PROPERTIES)
+    earlier = [model.tables.role_name(role) for role in ("state", "progress")]
+    for name in earlier:  # as earlier versions created them
+        spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES ({keys})")
+        assert not BOOKKEEPING_LOG_PROPERTIES.keys() & table_properties(spark, name).keys()
+    model.refresh(DAY2)
+    for name in earlier:
+        held = table_properties(spark, name)
+        assert BOOKKEEPING_LOG_PROPERTIES.items() <= held.items(), (name, held)
+    assert model.main() == sorted(DAY2) and model.state().phase == "IDLE"
 
 
 def test_a_configured_bookkeeping_schema_is_created_and_used(spark):

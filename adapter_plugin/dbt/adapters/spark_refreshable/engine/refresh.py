@@ -83,6 +83,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     ensure_state_table,
     layout_columns,
     layout_drift,
+    set_table_properties,
     table_detail,
     table_exists,
     table_format,
@@ -206,9 +207,10 @@ class RefreshRun:
             if not self.tables.bookkeeping_beside_main:
                 self._move_bookkeeping_beside_main()
                 ensure_bookkeeping_schema(self.spark, self.tables)
-            claim_bookkeeping_tables(self.spark, self.tables)
+            outdated = claim_bookkeeping_tables(self.spark, self.tables)
             if full_refresh:
                 self._drop_for_full_refresh()
+                outdated = {}
             ensure_state_table(self.spark, self.tables)
             read = None
             if not full_refresh:
@@ -217,6 +219,7 @@ class RefreshRun:
                     return skipped
             found = self.lease.acquire(just_read=read)
         try:
+            self._upgrade_bookkeeping(outdated)
             with Heartbeat(self.lease, self.config.heartbeat_interval):
                 self._run(found, snapshot)
         except InjectedFault:
@@ -229,6 +232,17 @@ class RefreshRun:
             raise
         self.lease.forget()
         return self._result()
+
+    def _upgrade_bookkeeping(self, outdated: dict[str, dict[str, str]]) -> None:
+        """Give bookkeeping tables of an earlier version the table properties they lack
+        (see ``tables.claim_bookkeeping_tables``), under the lease; a failure only costs
+        speed, and the next run tries again."""
+        with self.clock.measure("bookkeeping"):
+            for name, properties in outdated.items():
+                try:
+                    set_table_properties(self.spark, name, properties)
+                except Exception as error:
+                    self.report.say(f"{name} keeps its table properties: {message_of(error)[:300]}")
 
     def _run(self, found: Any, snapshot: Callable[[], Any]) -> None:
         recovery = recovery_for(found)

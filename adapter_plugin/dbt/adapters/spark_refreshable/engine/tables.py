@@ -47,7 +47,16 @@ MAIN_PROPERTIES = {
 MARKER = "dbt_refreshable.bookkeeping"
 # on main: the names of the CHECK constraints the engine added from the model's contract
 CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
-BOOKKEEPING_PROPERTIES = {"delta.enableDeletionVectors": "false", MARKER: "true"}
+# A Delta checkpoint every 100 commits, not 10: writing one is a Spark job in the committing
+# thread, ~1.3 s for a table of a few rows, and a cycle commits 3-5 times to these tables.
+# Reading 100 small commits' JSON costs no more than a checkpoint and 9 of them
+# (bench/results/history/2026-11-26-bookkeeping-checkpoints.md).
+BOOKKEEPING_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
+BOOKKEEPING_PROPERTIES = {
+    "delta.enableDeletionVectors": "false",
+    MARKER: "true",
+    **BOOKKEEPING_LOG_PROPERTIES,
+}
 # columns by which tables of 0.1.0 (which set no marker) are recognized
 LEGACY_COLUMNS = {
     "staging": {VNODE_COLUMN, HASH_COLUMN},
@@ -101,26 +110,42 @@ def table_format(spark: Any, name: str) -> str:
     return (info.get("Provider") or "").lower()
 
 
-def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> None:
+def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[str, str]]:
     """Refuse to go on if a table with a bookkeeping table's name is not the engine's.
-    Tables of 0.1.0, recognized by their columns, get the marker now."""
+    Tables of 0.1.0, recognized by their columns, get the marker now. Returns the log
+    properties that the state and progress tables of earlier versions lack, by table name,
+    for the run to set once it holds the lease (a commit to the state table beside a live
+    owner's would fail its next compare-and-set)."""
+    outdated = {}
     for role in tables.identifiers():
         if role == "main":
             continue
         name = tables.role_name(role)
         if not table_exists(spark, name):
             continue
-        if table_properties(spark, name).get(MARKER) == "true":
-            continue
-        columns = {c.lower() for c in spark.table(name).columns}
-        if not LEGACY_COLUMNS[role] <= columns:
-            raise ConfigError(
-                f"{tables.role_display(role)} exists and is not a bookkeeping table of "
-                f"dbt-refreshable (no table property {MARKER}), but the {role} table of "
-                f"{tables.display} must have that name. Nothing was changed. Rename or move "
-                f"your table, give the model another alias, or set bookkeeping_schema."
-            )
-        spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties_sql({MARKER: 'true'})})")
+        held = table_properties(spark, name)
+        if held.get(MARKER) != "true":
+            _claim_legacy(spark, tables, role, name)
+        missing = {k: v for k, v in BOOKKEEPING_LOG_PROPERTIES.items() if held.get(k) != v}
+        if missing and role in ("state", "progress"):  # staging and changes get them anew
+            outdated[name] = missing
+    return outdated
+
+
+def _claim_legacy(spark: Any, tables: ModelTables, role: str, name: str) -> None:
+    columns = {c.lower() for c in spark.table(name).columns}
+    if not LEGACY_COLUMNS[role] <= columns:
+        raise ConfigError(
+            f"{tables.role_display(role)} exists and is not a bookkeeping table of "
+            f"dbt-refreshable (no table property {MARKER}), but the {role} table of "
+            f"{tables.display} must have that name. Nothing was changed. Rename or move "
+            f"your table, give the model another alias, or set bookkeeping_schema."
+        )
+    set_table_properties(spark, name, {MARKER: "true"})
+
+
+def set_table_properties(spark: Any, name: str, properties: dict[str, str]) -> None:
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties_sql(properties)})")
 
 
 def ensure_bookkeeping_schema(spark: Any, tables: ModelTables) -> None:
@@ -382,11 +407,11 @@ def create_or_evolve_main(
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
     held = table_properties(spark, tables.main)
     if config.change_data_feed or plan.drop:
-        spark.sql(f"ALTER TABLE {tables.main} SET TBLPROPERTIES ({properties_sql(wanted)})")
+        set_table_properties(spark, tables.main, wanted)
     else:
         changed = {k: v for k, v in config.tblproperties.items() if held.get(k) != v}
         if changed:
-            spark.sql(f"ALTER TABLE {tables.main} SET TBLPROPERTIES ({properties_sql(changed)})")
+            set_table_properties(spark, tables.main, changed)
     _drop_stale_constraints(spark, tables.main, held, dict(config.constraints))
     to_add = [(n, t) for n, t in plan.add if n.lower() not in current]
     if to_add:
@@ -414,8 +439,9 @@ def _managed_constraints(held: dict[str, str]) -> dict[str, str]:
 
 
 def _record_managed(spark: Any, main: str, constraints: dict[str, str]) -> None:
-    value = properties_sql({CONSTRAINTS_PROPERTY: json.dumps(constraints, sort_keys=True)})
-    spark.sql(f"ALTER TABLE {main} SET TBLPROPERTIES ({value})")
+    set_table_properties(
+        spark, main, {CONSTRAINTS_PROPERTY: json.dumps(constraints, sort_keys=True)}
+    )
 
 
 def _drop_stale_constraints(
