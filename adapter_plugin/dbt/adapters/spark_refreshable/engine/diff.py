@@ -88,17 +88,22 @@ class MainIndex:
             f"FROM {as_of(tables.staging, self.staging_version)} {_in_vnodes(vnode_range)}"
         )
 
-    def mismatch(self, spark: Any, tables: ModelTables) -> str | None:
+    def summary_sql(self, tables: ModelTables) -> str:
+        """One row: the row count (n) and content checksum (c) of staging at the version,
+        which the load computes with staging's own summary, in one job."""
+        return (
+            f"SELECT count(*) AS n, {checksum_expression(HASH_COLUMN)} AS c "
+            f"FROM {as_of(tables.staging, self.staging_version)}"
+        )
+
+    def mismatch(self, found: tuple[int, Any] | Exception) -> str | None:
         """Why staging at the version is not the snapshot recorded (rewritten, vacuumed,
-        recreated), or None: it is (same row count and checksum)."""
-        try:
-            found = spark.sql(
-                f"SELECT count(*) AS n, {checksum_expression(HASH_COLUMN)} AS c "
-                f"FROM {as_of(tables.staging, self.staging_version)}"
-            ).collect()[0]
-        except Exception as error:
-            return f"staging's version {self.staging_version} cannot be read ({error})"[:300]
-        if found["n"] != self.rows or str(int(found["c"] or 0)) != self.checksum:
+        recreated), from ``found``: its (row count, checksum), or the error reading it
+        raised; None: it is that snapshot."""
+        if isinstance(found, Exception):
+            return f"staging's version {self.staging_version} cannot be read ({found})"[:300]
+        rows, checksum = found
+        if rows != self.rows or str(int(checksum or 0)) != self.checksum:
             return f"staging's version {self.staging_version} is not the last snapshot"
         return None
 

@@ -91,15 +91,30 @@ def write_staging(
     replace_scratch_table(staged, tables.staging)
 
 
-def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) -> StagedSnapshot:
-    """One narrow pass: rows and checksum per vnode; rejects null keys."""
+def summarize_staging(
+    spark: Any, tables: ModelTables, keys: tuple[str, ...], also: str | None = None
+) -> tuple[StagedSnapshot, tuple[int, Any] | Exception | None]:
+    """One narrow pass: rows and checksum per vnode; rejects null keys. ``also``: a query of
+    one row (n, c) to compute in the same job (the main index's check, ``diff.MainIndex``);
+    with the summary, its (n, c), or the error it raised (staging is then summarized
+    alone), None without ``also``."""
     null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
-    rows = spark.sql(
-        f"SELECT {ident(VNODE_COLUMN)} AS vnode, count(*) AS n, "
+    summary = (
+        f"SELECT FALSE AS also, {ident(VNODE_COLUMN)} AS vnode, count(*) AS n, "
         f"{checksum_expression(HASH_COLUMN)} AS checksum, "
         f"count_if({null_key}) AS null_keys "
         f"FROM {tables.staging} GROUP BY {ident(VNODE_COLUMN)}"
-    ).collect()
+    )
+    found: tuple[int, Any] | Exception | None = None
+    both = None
+    if also is not None:
+        try:
+            both = spark.sql(f"{summary} UNION ALL SELECT TRUE, NULL, n, c, 0 FROM ({also})")
+            both = both.collect()
+            found = next((r["n"], r["checksum"]) for r in both if r["also"])
+        except Exception as error:  # the other query's: staging's own is run alone below
+            found, both = error, None
+    rows = [r for r in both if not r["also"]] if both is not None else spark.sql(summary).collect()
     null_keys = sum(r["null_keys"] for r in rows)
     if null_keys:
         examples = spark.sql(f"SELECT * FROM {tables.staging} WHERE {null_key} LIMIT {EXAMPLES}")
@@ -108,11 +123,12 @@ def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) ->
             f"{_examples(examples)}. Every row needs a key: filter or "
             f"coalesce them in the model. Main was not touched."
         )
-    return StagedSnapshot(
+    staged = StagedSnapshot(
         rows=sum(r["n"] for r in rows),
         checksum=str(int(sum(r["checksum"] for r in rows))) if rows else "0",
         vnode_rows={int(r["vnode"]): int(r["n"]) for r in rows},
     )
+    return staged, found
 
 
 # errors of a constraint's expression itself: unknown names, bad syntax or types, and the

@@ -457,16 +457,21 @@ class RefreshRun:
             load.write_staging(frame, tables, plan, layout)
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
-            staged = load.summarize_staging(spark, tables, plan.keys)
-            load.check_constraints(spark, tables, config.constraints)
             base_version = main_version(spark, tables) if main_exists else None
+            index = self._main_index(plan, layout, main_detail, base_version)
+            staged, index_found = load.summarize_staging(
+                spark, tables, plan.keys, None if index is None else index.summary_sql(tables)
+            )
+            if index is not None and (why := index.mismatch(index_found)) is not None:
+                self.report.say(f"diffing against all of main: {why}")
+                index = None
+            load.check_constraints(spark, tables, config.constraints)
             main_id = None if main_detail is None else str(main_detail["id"])
             self._main_files = (
                 MainFiles(0, 0) if main_detail is None else MainFiles.of_detail(main_detail)
             )
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
-                index = self._main_index(plan, layout, main_detail, base_version)
                 self.result["diff_read_main"] = main_exists and index is None
                 found = held.enter_context(
                     diff.change_set(spark, tables, plan, layout, base_version, index)
@@ -679,7 +684,8 @@ class RefreshRun:
         when main still holds exactly that snapshot: the cycle that loaded it verified main
         equal to it, main is the same table with the same columns, every commit since
         changed no row, and this cycle hashes the same columns with the same keys and
-        vnode layout. None: the diff reads main."""
+        vnode layout. None: the diff reads main. The load then checks that staging's old
+        version still holds that snapshot (``MainIndex.mismatch``), with staging's summary."""
         state = self.lease.state
         last = LastSnapshot.parse(state.last_columns)
         if base_version is None or last is None or last.main is None:
@@ -695,10 +701,7 @@ class RefreshRun:
             self.spark, self.tables.main, str(main_detail["id"]), base_version
         )
         if why is None:
-            index = diff.MainIndex(last.staging_version, state.last_rows, state.last_checksum)
-            why = index.mismatch(self.spark, self.tables)
-            if why is None:
-                return index
+            return diff.MainIndex(last.staging_version, state.last_rows, state.last_checksum)
         self.report.say(f"diffing against all of main: {why}")
         return None
 
