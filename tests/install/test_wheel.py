@@ -3,6 +3,8 @@ repository, installed into a fresh virtualenv, and a project outside the reposit
 profile gets Delta the way Delta's docs say (`spark.jars` pointing at the jars, here the
 ones set-up resolved, so the test stays offline). `dbt debug`, `dbt run` and `dbt test`
 work, and the adapter and its materialization come from the wheel, not from the repository.
+The three commands run in one Python process through dbt's programmatic entry point (as an
+orchestrator calls dbt), so that Spark starts once, not three times.
 
 The new virtualenv sees the already installed dependencies (dbt-core, dbt-spark, pyspark,
 delta-spark) through a path file, but not the repository's editable install: a path added
@@ -11,6 +13,7 @@ by a `.pth` line is not searched for further `.pth` files.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -50,6 +53,18 @@ PROFILE = """shop:
         spark.sql.warehouse.dir: "{data}/warehouse"
         spark.hadoop.javax.jdo.option.ConnectionURL: "{metastore}"
         spark.driver.extraJavaOptions: "-Dderby.system.home={data}"
+"""
+
+
+# Runs the dbt commands given as a JSON list of argument lists, in order, each announced by a
+# marker line; exits non-zero at the first that fails.
+RUN_COMMANDS = """
+import json, sys
+from dbt.cli.main import dbtRunner
+for args in json.loads(sys.argv[1]):
+    print("@@ dbt " + " ".join(args), flush=True)
+    if not dbtRunner().invoke(args).success:
+        sys.exit("dbt " + " ".join(args) + " failed")
 """
 
 
@@ -127,16 +142,6 @@ def test_the_wheel_in_a_fresh_virtualenv_runs_a_project_of_its_own(tmp_path):
     project = user_project(tmp_path)
     env = {**user_environment(), "DBT_PROFILES_DIR": str(project)}
 
-    def dbt(*args: str):
-        done = run_bounded(
-            [str(python), "-c", "from dbt.cli.main import cli; cli()", *args],
-            cwd=project,
-            env=env,
-            timeout=600,
-        )
-        assert done.returncode == 0, f"dbt {' '.join(args)}:\n{done.stdout[-4000:]}{done.stderr}"
-        return done.stdout
-
     origin = run_bounded(
         [str(python), "-c", "import dbt.adapters.spark_refreshable as a; print(a.__file__)"],
         env=env,
@@ -148,8 +153,13 @@ def test_the_wheel_in_a_fresh_virtualenv_runs_a_project_of_its_own(tmp_path):
             wheel.namelist()
         )
 
-    assert "All checks passed" in dbt("debug")
-    dbt("build", "--vars", "{day: 1}")
-    second = dbt("build", "--vars", "{day: 2}")
+    commands = [["debug"], ["build", "--vars", "{day: 1}"], ["build", "--vars", "{day: 2}"]]
+    done = run_bounded(
+        [str(python), "-c", RUN_COMMANDS, json.dumps(commands)], cwd=project, env=env, timeout=900
+    )
+    assert done.returncode == 0, f"{done.stdout[-4000:]}{done.stderr[-2000:]}"
+    _, debug, first, second = done.stdout.split("@@ dbt ")
+    assert "All checks passed" in debug, debug[-4000:]
+    assert "PASS=2" in first, first[-4000:]
     assert "REFRESHED +10 ~" in second, second[-4000:]
     assert "PASS=2" in second, second[-4000:]

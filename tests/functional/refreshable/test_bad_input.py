@@ -15,11 +15,22 @@ from tests.functional.refreshable.engine_harness import EngineModel
 GOOD = [(i, f"v{i}", float(i)) for i in range(10)]
 
 
-@pytest.fixture
-def model(spark):
+def good_model(spark) -> EngineModel:
     model = EngineModel(spark, "id INT, value STRING, score DOUBLE", unique_key="id")
     model.refresh(GOOD)
     return model
+
+
+@pytest.fixture
+def model(spark):
+    return good_model(spark)
+
+
+@pytest.fixture(scope="module")
+def refusing_model(spark):
+    """One model for the tests whose bad input is refused before anything is written: each
+    proves main and the state untouched, so the next one starts from the same model."""
+    return good_model(spark)
 
 
 def assert_untouched_and_idle(model, version):
@@ -85,13 +96,13 @@ def test_a_model_that_fails_mid_load_leaves_main_and_state_clean(model):
     assert model.main() == sorted(GOOD[1:])
 
 
-def test_a_missing_key_column_is_named(model):
-    version = model.version()
+def test_a_missing_key_column_is_named(refusing_model):
+    version = refusing_model.version()
     with pytest.raises(
         ConfigError, match=r"unique_key column\(s\) \['id'\] are not in the model's result"
     ):
-        model.refresh(lambda: model.spark.sql("SELECT 1 AS other"))
-    assert_untouched_and_idle(model, version)
+        refusing_model.refresh(lambda: refusing_model.spark.sql("SELECT 1 AS other"))
+    assert_untouched_and_idle(refusing_model, version)
 
 
 @pytest.mark.parametrize(
@@ -105,12 +116,16 @@ def test_a_missing_key_column_is_named(model):
         ("named_struct('m', map(1, 2)) AS id", r"unique_key `id.m` contains a MAP"),
     ],
 )
-def test_columns_a_table_cannot_hold_are_named_before_anything_is_written(model, select, message):
-    version = model.version()
+def test_columns_a_table_cannot_hold_are_named_before_anything_is_written(
+    refusing_model, select, message
+):
+    version = refusing_model.version()
     key = "" if " AS id" in select else "id, "
     with pytest.raises(ConfigError, match=message):
-        model.refresh(lambda: model.spark.sql(f"SELECT {key}{select} FROM range(3)"))
-    assert_untouched_and_idle(model, version)
+        refusing_model.refresh(
+            lambda: refusing_model.spark.sql(f"SELECT {key}{select} FROM range(3)")
+        )
+    assert_untouched_and_idle(refusing_model, version)
 
 
 def test_a_key_named_with_spaces_at_its_ends_is_quoted_in_backticks(spark):
