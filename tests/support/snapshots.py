@@ -142,6 +142,17 @@ KEY_KINDS: list[tuple[str, ...]] = [
     ("DECIMAL(18,2)", "DOUBLE"),  # a double key: 0.0 and -0.0, NaN, infinities
     ("TIMESTAMP", "STRING"),
 ]
+# dates that trip calendars: the first and last Spark holds, the Julian-to-Gregorian gap
+# (dates a hybrid calendar lacks; Delta's statistics misread them) and its edges, leap days
+CALENDAR_EDGES = [
+    dt.date(1, 1, 1),
+    dt.date(1582, 10, 4),
+    *(dt.date(1582, 10, 5) + dt.timedelta(days=d) for d in range(10)),
+    dt.date(1582, 10, 15),
+    dt.date(1900, 2, 28),
+    dt.date(2000, 2, 29),
+    dt.date(9999, 12, 31),
+]
 UNICODE = [
     "",
     " ",
@@ -249,6 +260,8 @@ class Generator:
             digits = rng.randint(0, 10 ** min(precision, 18) - 1) * rng.choice([1, -1])
             return Decimal(digits).scaleb(-scale)
         if kind == "date":
+            if rng.random() < 0.2:
+                return rng.choice(CALENDAR_EDGES)
             return dt.date(1970, 1, 1) + dt.timedelta(days=rng.randint(-20000, 30000))
         if kind == "ts":
             seconds = rng.randint(0, 2_000_000_000)

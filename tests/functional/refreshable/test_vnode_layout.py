@@ -12,6 +12,8 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.content import content_problems
+from tests.support.snapshots import CALENDAR_EDGES
 
 
 def agreement(spark, layout: VnodeLayout, ddl: str, keys: list, values: list) -> None:
@@ -91,3 +93,26 @@ def test_keys_beyond_the_first_builds_bounds(spark, chunk_rows):
     assert model.layout().bounds == bounds
     model.refresh([(i, "d") for i in range(100, 140)], merge_chunk_rows=chunk_rows)
     assert model.main() == sorted((i, "d") for i in range(100, 140))
+
+
+def test_date_keys_crowding_the_calendar_gap(spark):
+    """Delta's file statistics misread dates of the Julian-to-Gregorian gap, so a bound in
+    the gap would make a chunk's MERGE skip files holding its keys (main then held each
+    such key twice). Generated days of keys mostly at the calendar's edges, merged in
+    small chunks: main equals each day's snapshot, and no bound is in the gap."""
+    rng = random.Random(1582)
+    model = EngineModel(spark, "day DATE, n INT, value STRING", unique_key=["day", "n"])
+    first, last = datetime.date(1582, 10, 5), datetime.date(1582, 10, 14)
+    gap = {f"DATE'{d.isoformat()}'" for d in CALENDAR_EDGES if first <= d <= last}
+    for _ in range(3):
+        keys = {(rng.choice(CALENDAR_EDGES), rng.randrange(4)) for _ in range(40)}
+        snapshot = [(d, n, rng.choice([None, "a", "b", "c"])) for d, n in keys]
+        model.refresh(snapshot, merge_chunk_rows=4)
+        differences = content_problems(spark, model.tables.main, model.frame(snapshot), 2)
+        assert not differences, "\n".join(what for _, what in differences)
+    layout = model.layout()
+    assert layout.column == "day" and not gap & set(layout.bounds), layout
+
+    frame = model.frame(snapshot)
+    stored = VnodeLayout(8, "day", "date", ("DATE'1582-10-10'",))  # by an earlier version
+    assert choose_layout(frame, ("day", "n"), 8, stored) != stored, "a bound in the gap"

@@ -10,6 +10,12 @@ where a chunk of hash vnodes reads all of main. Range vnodes are used when the f
 column is an integer or a date (exact literals, one total order in Spark and Python);
 other keys get hash vnodes.
 
+No bound is a date of the Julian-to-Gregorian gap (1582-10-05 to 1582-10-14): Delta 4.4
+reads such a date in its file statistics as 1582-10-04, so ``k >= DATE'1582-10-10'`` skips
+a file whose largest key is 1582-10-10, and a chunk's ``MERGE`` would miss that file's rows
+and insert its keys again. A bound at 1582-10-15 or later, or at 1582-10-04 or earlier, is
+safe: the misread is only ever lower, and within the gap.
+
 A layout is chosen once (the first cycle, or when the key or ``vnodes`` changes) and kept
 by every later cycle: the vnodes stored in staging and the change set, and the slice of
 main each chunk merges, must all come from the same one. Bounds chosen at the first build
@@ -18,6 +24,7 @@ stay; keys beyond them fall in the first or last vnode.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +47,9 @@ ACCURACY = 10000
 # as nested CASEs, evaluated on every staged row. Over 6M rows 255 bounds cost ~2 s more
 # than xxhash64 (a large expression Spark compiles poorly), 31 bounds ~0.2 s.
 RANGE_VNODES = 32
+# dates Delta's statistics misread (see the module's docstring), and the first date after them
+GREGORIAN_GAP = tuple(dt.date(1582, 10, 5) + dt.timedelta(days=d) for d in range(10))
+AFTER_GAP = dt.date(1582, 10, 15)
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,8 @@ class VnodeLayout:
         if self.column is None:
             return not range_column_type(keys, schema)
         found = range_column_type(keys, schema)
-        return keys[0].lower() == self.column.lower() and found == self.column_type
+        in_gap = {_literal(d) for d in GREGORIAN_GAP} & set(self.bounds)  # an older version's
+        return keys[0].lower() == self.column.lower() and found == self.column_type and not in_gap
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,7 +160,7 @@ def choose_layout(
     found = snapshot.selectExpr(
         f"percentile_approx({ident(column)}, array({fractions}), {ACCURACY}) AS bounds"
     ).collect()[0]["bounds"]
-    values = sorted({v for v in found or () if v is not None})
+    values = sorted({AFTER_GAP if v in GREGORIAN_GAP else v for v in found or () if v is not None})
     if not values:
         return VnodeLayout(vnodes)
     return VnodeLayout(vnodes, column, column_type, tuple(_literal(v) for v in values))
