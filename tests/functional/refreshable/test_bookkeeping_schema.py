@@ -17,6 +17,7 @@ from dbt.adapters.spark_refreshable.engine.state import Lease, Owner
 from dbt.adapters.spark_refreshable.engine.tables import (
     BOOKKEEPING_LOG_PROPERTIES,
     MARKER,
+    OWNER_PROPERTY,
     table_exists,
     table_properties,
 )
@@ -66,15 +67,20 @@ def test_the_models_schema_holds_main_alone(spark):
 def test_bookkeeping_tables_of_an_earlier_version_get_the_log_properties(spark):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
     model.refresh(DAY1)
-    keys = ", ".join(f"'{k}'" for k in BOOKKEEPING_LOG_PROPERTIES)
-    earlier = [model.tables.role_name(role) for role in ("state", "progress")]
-    for name in earlier:  # as earlier versions created them
+    earlier = {
+        model.tables.role_name("state"): {**BOOKKEEPING_LOG_PROPERTIES, OWNER_PROPERTY: "?"},
+        model.tables.role_name("progress"): BOOKKEEPING_LOG_PROPERTIES,
+    }
+    for name, properties in earlier.items():  # as earlier versions created them
+        keys = ", ".join(f"'{k}'" for k in properties)
         spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES ({keys})")
-        assert not BOOKKEEPING_LOG_PROPERTIES.keys() & table_properties(spark, name).keys()
+        assert not properties.keys() & table_properties(spark, name).keys()
     model.refresh(DAY2)
     for name in earlier:
         held = table_properties(spark, name)
         assert BOOKKEEPING_LOG_PROPERTIES.items() <= held.items(), (name, held)
+    state = table_properties(spark, model.tables.state)
+    assert state.get(OWNER_PROPERTY) == model.tables.display.lower(), state
     assert model.main() == sorted(DAY2) and model.state().phase == "IDLE"
 
 
@@ -87,6 +93,20 @@ def test_a_configured_bookkeeping_schema_is_created_and_used(spark):
         model.tables.identifiers()["changes"]
     }
     assert model.state().phase == "IDLE" and model.main() == sorted(DAY1)
+
+    # a model of the same name in another schema, with the same bookkeeping schema, would
+    # share the first one's lock and record of its last snapshot: refused, nothing written
+    other_schema = "refreshable_engine_other"
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {other_schema}")
+    other = EngineModel(spark, "id INT, value STRING", unique_key="id", bookkeeping_schema=schema)
+    other.tables = ModelTables(other_schema, model.tables.identifier, schema)
+    state_version = model.table_version("state")
+    with pytest.raises(ConfigError, match=f"holds the refresh state of the model {SCHEMA}"):
+        other.refresh(DAY3)
+    assert not table_exists(spark, other.tables.main)
+    assert model.table_version("state") == state_version
+    model.refresh(DAY2)
+    assert model.main() == sorted(DAY2)
 
 
 @pytest.mark.parametrize("value", ["", "a-b", "x.y", 3])

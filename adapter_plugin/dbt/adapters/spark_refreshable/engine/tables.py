@@ -45,6 +45,10 @@ MAIN_PROPERTIES = {
 # every bookkeeping table carries MARKER: a table of the user's that happens to have a
 # bookkeeping table's name is never dropped or overwritten
 MARKER = "dbt_refreshable.bookkeeping"
+# on the state table: the model (main's schema.identifier, lower case) whose lock and
+# bookkeeping it holds. Two models of one name whose bookkeeping_schema is the same would
+# otherwise share one lock, one staging table and one record of the last snapshot.
+OWNER_PROPERTY = "dbt_refreshable.model"
 # on main: the names of the CHECK constraints the engine added from the model's contract
 CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 # A Delta checkpoint every 100 commits, not 10: writing one is a Spark job in the committing
@@ -111,9 +115,10 @@ def table_format(spark: Any, name: str) -> str:
 
 
 def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[str, str]]:
-    """Refuse to go on if a table with a bookkeeping table's name is not the engine's.
-    Tables of 0.1.0, recognized by their columns, get the marker now. Returns the log
-    properties that the state and progress tables of earlier versions lack, by table name,
+    """Refuse to go on if a table with a bookkeeping table's name is not the engine's, or
+    if the state table is another model's. Tables of 0.1.0, recognized by their columns,
+    get the marker now. Returns the properties that the state and progress tables of
+    earlier versions lack (log properties, the state table's owner), by table name,
     for the run to set once it holds the lease (a commit to the state table beside a live
     owner's would fail its next compare-and-set)."""
     outdated = {}
@@ -127,9 +132,31 @@ def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[
         if held.get(MARKER) != "true":
             _claim_legacy(spark, tables, role, name)
         missing = {k: v for k, v in BOOKKEEPING_LOG_PROPERTIES.items() if held.get(k) != v}
+        if role == "state":
+            _refuse_another_models_state(tables, held.get(OWNER_PROPERTY))
+            if held.get(OWNER_PROPERTY) is None:  # a state table of an earlier version
+                missing[OWNER_PROPERTY] = state_owner(tables)
         if missing and role in ("state", "progress"):  # staging and changes get them anew
             outdated[name] = missing
     return outdated
+
+
+def state_owner(tables: ModelTables) -> str:
+    """The value of the state table's OWNER_PROPERTY for this model."""
+    return tables.display.lower()
+
+
+def _refuse_another_models_state(tables: ModelTables, owner: str | None) -> None:
+    if owner is None or owner == state_owner(tables):
+        return
+    names = ", ".join(tables.role_display(r) for r in tables.identifiers() if r != "main")
+    raise ConfigError(
+        f"{tables.role_display('state')} holds the refresh state of the model {owner}, not of "
+        f"{tables.display}: the two have the same name and bookkeeping schema "
+        f"({tables.bookkeeping}), and would share one lock and one record of the last "
+        f"snapshot. Give one of them another alias or another bookkeeping_schema; if {owner} "
+        f"no longer exists, drop its bookkeeping tables ({names}). Nothing was changed."
+    )
 
 
 def _claim_legacy(spark: Any, tables: ModelTables, role: str, name: str) -> None:
@@ -172,11 +199,11 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
         return
     # the lease version starts above any a dropped state table reached: see state.fence
     initial = State(lease_version=int(time.time() * 1000))
+    properties = {**BOOKKEEPING_PROPERTIES, OWNER_PROPERTY: state_owner(tables)}
     try:
         spark.sql(
             f"CREATE TABLE {tables.state} USING delta "
-            f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)}) AS "
-            + state_row_select(initial)
+            f"TBLPROPERTIES ({properties_sql(properties)}) AS " + state_row_select(initial)
         )
     except Exception as exc:
         if not table_exists(spark, tables.state):
