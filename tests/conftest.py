@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.profiles import render_target, with_suite_jvm_options
+from tests.support.profiles import render_target, with_jvm_options
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -27,7 +27,7 @@ LONG_FILES = (
 )
 TESTS = Path(__file__).parent
 # before any JVM starts; inherited by every process the suite starts
-os.environ["JDK_JAVA_OPTIONS"] = with_suite_jvm_options(os.environ.get("JDK_JAVA_OPTIONS"))
+os.environ["JDK_JAVA_OPTIONS"] = with_jvm_options(os.environ.get("JDK_JAVA_OPTIONS"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from scripts.spark_profile import PROFILES_DIR, ROOT, render_target
 
-__all__ = ["PROFILES_DIR", "ROOT", "render_target", "subprocess_env", "with_suite_jvm_options"]
+__all__ = ["PROFILES_DIR", "ROOT", "render_target", "subprocess_env", "with_jvm_options"]
 
 # Settings of every JVM the suite starts (its own Spark drivers, `dbt` processes, the Connect
 # server, the cluster's daemons), read by the `java` launcher from JDK_JAVA_OPTIONS. Spark
@@ -33,11 +33,10 @@ SUITE_JVM_OPTIONS = (
 DBT_PROCESS_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 
 
-def with_suite_jvm_options(
-    java_options: str | None, options: Sequence[str] = SUITE_JVM_OPTIONS
-) -> str:
+def with_jvm_options(java_options: str | None, options: Sequence[str] = SUITE_JVM_OPTIONS) -> str:
     """``java_options`` (JDK_JAVA_OPTIONS) with ``options`` added once: pytest-xdist's
-    workers import the conftest again under the environment their controller set."""
+    workers import the conftest again under the environment their controller set, and a
+    `dbt` process's environment starts from that one."""
     present = (java_options or "").split()
     return " ".join([*present, *(o for o in options if o not in present)])
 
@@ -49,7 +48,7 @@ def subprocess_env(data_dir: Path) -> dict[str, str]:
         REFRESHABLE_HOME=str(ROOT),
         REFRESHABLE_DATA=str(data_dir),
         DBT_PROFILES_DIR=str(PROFILES_DIR),
-        JDK_JAVA_OPTIONS=with_suite_jvm_options(
+        JDK_JAVA_OPTIONS=with_jvm_options(
             env.get("JDK_JAVA_OPTIONS"), (*SUITE_JVM_OPTIONS, *DBT_PROCESS_JVM_OPTIONS)
         ),
     )

@@ -1,10 +1,11 @@
 """The `cluster` target end to end: a real Spark standalone master and two workers
-(scripts/cluster.sh, on free loopback ports with a state folder of their own), and `dbt`
-subprocesses whose driver sends every task to executors on those workers.
+(scripts/cluster.sh, on free loopback ports with a state folder of their own), and a `dbt`
+subprocess whose driver sends every task of a refresh to executors on those workers.
 
 dbt runs as a subprocess because this pytest process may already own a local SparkContext
-(one per process). A refresh changes rows in every vnode; `dbt build` then proves main equals
-the snapshot, and the master and the workers prove the work ran in executors that got
+(one per process). Day 1 is built on the local target (same warehouse and metastore); day
+2's refresh, on the cluster, changes rows in every vnode, and its `dbt build` proves main
+equals the snapshot; the master and the workers prove the work ran in executors that got
 Delta's jars from the driver."""
 
 from __future__ import annotations

@@ -40,18 +40,18 @@ pytestmark = pytest.mark.subprocess
 SERVER_SCRIPT = ROOT / "scripts" / "connect_server.py"
 LOCK_HELD = "is being refreshed by"
 TAKEN_OVER_LOCK_TIMEOUT = 15
-# Day 1 builds every model in one chunk. Run with SMALL_CHUNKS, a model refreshes in chunks of
-# a few rows (day 2 changes 63 of them): it stays mid-merge long enough to be raced or
+# Day 1 builds every model in one chunk. Run with SMALL_CHUNKS, a model refreshes in four or
+# five chunks of ~16 rows (day 2 changes 63): it stays mid-merge long enough to be raced or
 # interrupted, and its resumption has a few chunks left.
 SMALL_CHUNKS = "small_chunks: true"
 MODELS = {
-    "raced": refreshable_model(vnodes=8, small_chunks=8),
+    "raced": refreshable_model(vnodes=8, small_chunks=16),
     "left": refreshable_model(vnodes=8),
     "right": refreshable_model(vnodes=8),
-    "killed": refreshable_model(vnodes=8, small_chunks=8),
-    "restarted": refreshable_model(vnodes=16, small_chunks=8),
+    "killed": refreshable_model(vnodes=8, small_chunks=16),
+    "restarted": refreshable_model(vnodes=16, small_chunks=16),
     "taken_over": refreshable_model(
-        vnodes=16, small_chunks=8, lock_timeout=TAKEN_OVER_LOCK_TIMEOUT
+        vnodes=16, small_chunks=16, lock_timeout=TAKEN_OVER_LOCK_TIMEOUT
     ),
 }
 
