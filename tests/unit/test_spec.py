@@ -131,6 +131,7 @@ def test_main_layout_and_properties_are_read_as_dbt_users_write_them():
         ({"tblproperties": {"delta.columnMapping.mode": "none"}}, "column mapping by name"),
         ({"tblproperties": {"delta.enableChangeDataFeed": "true"}}, "change_data_feed: true"),
         ({"tblproperties": {"dbt_refreshable.bookkeeping": "true"}}, "its own marker"),
+        ({"tblproperties": {"delta.appendOnly": True}}, "updates and deletes main's rows"),
         ({"location_root": "/lake/x"}, "location_root .* is not supported"),
     ],
 )

@@ -271,7 +271,14 @@ def _tblproperties(value: Any) -> dict[str, str]:
                 f"tblproperties sets {key!r}, which the engine owns on main "
                 f"({why or 'its own marker'}). Remove it from the model's tblproperties."
             )
-        properties[key.strip()] = str(item).lower() if isinstance(item, bool) else str(item)
+        text = str(item).lower() if isinstance(item, bool) else str(item)
+        if key.strip().lower() == "delta.appendonly" and text.strip().lower() == "true":
+            raise ConfigError(
+                f"tblproperties sets {key!r} to true, but a refresh updates and deletes "
+                f"main's rows (Delta would refuse every chunk's MERGE). Remove it from the "
+                f"model's tblproperties."
+            )
+        properties[key.strip()] = text
     return properties
 
 
