@@ -138,7 +138,7 @@ QUOTED_NAMES = ["Col A", "prix (€)", "ünïcödé", "🚀 launch", "a.b", "x`y
 # key column types, single and composite; together every type a key may have here
 KEY_KINDS: list[tuple[str, ...]] = [
     ("INT",),
-    ("STRING", "DATE"),
+    ("DATE", "STRING"),  # dates at the calendar's edges (CALENDAR_EDGES) among them
     ("DECIMAL(18,2)", "DOUBLE"),  # a double key: 0.0 and -0.0, NaN, infinities
     ("TIMESTAMP", "STRING"),
 ]
