@@ -132,7 +132,8 @@ def test_main_layout_and_properties_are_read_as_dbt_users_write_them():
         ({"tblproperties": {"delta.enableChangeDataFeed": "true"}}, "change_data_feed: true"),
         ({"tblproperties": {"dbt_refreshable.bookkeeping": "true"}}, "its own marker"),
         ({"tblproperties": {"delta.appendOnly": True}}, "updates and deletes main's rows"),
-        ({"location_root": "/lake/x"}, "location_root .* is not supported"),
+        ({"location_root": " / "}, "location_root must be a folder"),
+        ({"location_root": ["/lake"]}, "location_root must be a folder"),
     ],
 )
 def test_bad_layout_configs_say_what_to_change(config, message):

@@ -1,7 +1,7 @@
 """Main's layout and properties from the configs dbt-spark and dbt-databricks users write:
-`partition_by`, liquid clustering (`liquid_clustered_by` / `cluster_by`) and `tblproperties`
-are on main after the first refresh, after a second one, and after a crashed cycle's
-resume; a layout main cannot have is refused before anything is written."""
+`partition_by`, liquid clustering (`liquid_clustered_by` / `cluster_by`), `tblproperties` and
+`location_root` are on main after the first refresh, after a second one, and after a
+crashed cycle's resume; a layout main cannot have is refused before anything is written."""
 
 from __future__ import annotations
 
@@ -118,3 +118,39 @@ def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, 
     model.refresh(DAY3, full_refresh=True)
     assert list(detail(model)["partitionColumns"]) == ["region"]
     assert model.main() == sorted(DAY3)
+
+
+def test_location_root_places_main_through_refreshes_a_resume_and_full_refreshes(
+    spark, monkeypatch, tmp_path
+):
+    """Main is an external table at <location_root>/<identifier>. Its files outlive DROP
+    TABLE, so main created again there (after --full-refresh, or a user's DROP TABLE) must
+    hold the snapshot alone, none of the rows left in those files."""
+    said: list[str] = []
+    say = ProgressReporter.say
+    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    root = tmp_path / "lake"
+    model = EngineModel(spark, DDL, unique_key="id", location_root=f"{root}/")
+    where = f"file:{root}/{model.tables.identifier}"
+
+    def dropped_then(rows: list[tuple]) -> None:
+        spark.sql(f"DROP TABLE {model.tables.main}")
+        model.refresh(rows)
+
+    for refresh in (
+        lambda: model.refresh(DAY1),
+        lambda: model.refresh(DAY2),
+        lambda: crash_then_resume(model, monkeypatch, DAY3),
+        lambda: model.refresh(DAY1, full_refresh=True),
+        lambda: dropped_then(DAY2),
+    ):
+        refresh()
+        assert detail(model)["location"] == where
+    assert model.main() == sorted(DAY2)
+    kinds = spark.sql(f"DESCRIBE TABLE EXTENDED {model.tables.main}").collect()
+    assert ("Type", "EXTERNAL") in {(r[0], r[1]) for r in kinds}
+
+    model.config["location_root"] = str(tmp_path / "elsewhere")
+    model.refresh(DAY3)
+    assert detail(model)["location"] == where and model.main() == sorted(DAY3)
+    assert any("location_root puts main at" in m and "--full-refresh" in m for m in said), said

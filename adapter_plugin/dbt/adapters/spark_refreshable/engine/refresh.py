@@ -83,6 +83,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     ensure_state_table,
     layout_columns,
     layout_drift,
+    main_location,
     set_table_properties,
     table_detail,
     table_exists,
@@ -665,8 +666,9 @@ class RefreshRun:
         load writes anything; say so when an existing main's layout differs from it."""
         if main_detail is None:
             layout_columns(plan, self.config)
-        elif self.config.partition_by or self.config.cluster_by:
-            drift = layout_drift(main_detail, self.config)
+        elif self.config.partition_by or self.config.cluster_by or self.config.location_root:
+            location = main_location(self.tables, self.config)
+            drift = layout_drift(main_detail, self.config, location)
             if drift is not None:
                 self.report.say(f"main keeps its layout: {drift}")
 

@@ -74,6 +74,7 @@ class RefreshConfig:
     partition_by: tuple[str, ...] = ()
     cluster_by: tuple[str, ...] = ()  # liquid clustering
     tblproperties: dict[str, str] = field(default_factory=dict)
+    location_root: str | None = None  # main is then an external table at <root>/<identifier>
     # the CHECK constraints of an enforced contract, as (name, SQL expression)
     constraints: tuple[tuple[str, str], ...] = ()
 
@@ -197,14 +198,8 @@ def _unique_key(value: Any) -> tuple[str, ...]:
 
 
 def _layout(values: dict[str, Any]) -> dict[str, Any]:
-    """partition_by, liquid clustering (liquid_clustered_by, or its other name cluster_by)
-    and tblproperties, checked; location_root refused."""
-    if values["location_root"] is not None:
-        raise ConfigError(
-            f"location_root ({values['location_root']!r}) is not supported by refreshable "
-            f"models: main is a managed table of the schema's location. Leave location_root "
-            f"unset for this model (e.g. `+location_root: null` for it in dbt_project.yml)."
-        )
+    """partition_by, liquid clustering (liquid_clustered_by, or its other name cluster_by),
+    tblproperties and location_root, checked."""
     partition_by = _column_names("partition_by", values["partition_by"])
     liquid = _column_names("liquid_clustered_by", values["liquid_clustered_by"])
     cluster_by = _column_names("cluster_by", values["cluster_by"])
@@ -223,7 +218,20 @@ def _layout(values: dict[str, Any]) -> dict[str, Any]:
         "partition_by": partition_by,
         "cluster_by": clustering,
         "tblproperties": _tblproperties(values["tblproperties"]),
+        "location_root": _location_root(values["location_root"]),
     }
+
+
+def _location_root(value: Any) -> str | None:
+    """A folder (path or URI) under which main is stored, without a trailing slash."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip().rstrip("/"):
+        raise ConfigError(
+            f"location_root must be a folder, e.g. 's3://lake/analytics' or '/data/lake', "
+            f"under which main is stored as <location_root>/<model alias>; got {value!r}."
+        )
+    return value.strip().rstrip("/")
 
 
 def _column_names(name: str, value: Any) -> tuple[str, ...]:

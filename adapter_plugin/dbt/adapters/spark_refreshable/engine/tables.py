@@ -382,9 +382,30 @@ def layout_columns(plan: SchemaPlan, config: RefreshConfig) -> tuple[str, list[s
     return clause, [fields[c.lower()].name for c in wanted]
 
 
-def layout_drift(detail: Any, config: RefreshConfig) -> str | None:
-    """How an existing main's partitioning or clustering (DESCRIBE DETAIL's row) differs from
-    the model's config, if it does. Layout applies when main is created."""
+def main_location(tables: ModelTables, config: RefreshConfig) -> str | None:
+    """Where main is stored when location_root is set (as dbt-spark places a table):
+    ``<location_root>/<identifier>``; None: a managed table in its schema's location."""
+    if config.location_root is None:
+        return None
+    return f"{config.location_root}/{tables.identifier}"
+
+
+def _same_location(found: str, wanted: str) -> bool:
+    """Whether DESCRIBE DETAIL's location (``file:/x`` for a local path) is ``wanted``."""
+
+    def normal(location: str) -> str:
+        location = location.rstrip("/")
+        if location.startswith("file://"):
+            location = "file:" + location[len("file://") :]
+        return "file:" + location if location.startswith("/") else location
+
+    return normal(found) == normal(wanted)
+
+
+def layout_drift(detail: Any, config: RefreshConfig, location: str | None) -> str | None:
+    """How an existing main's partitioning, clustering or location (DESCRIBE DETAIL's row)
+    differs from the model's config (``location``: ``main_location``'s), if it does. Layout
+    applies when main is created."""
     found = {
         "partition_by": list(detail["partitionColumns"] or []),
         "liquid_clustered_by": list(_clustering_columns(detail)),
@@ -398,6 +419,8 @@ def layout_drift(detail: Any, config: RefreshConfig) -> str | None:
         for setting in found
         if [c.lower() for c in found[setting]] != [c.lower() for c in wanted[setting]]
     ]
+    if location is not None and not _same_location(str(detail["location"]), location):
+        differing.append(f"location_root puts main at {location}, main is at {detail['location']}")
     if not differing:
         return None
     return (
@@ -424,8 +447,14 @@ def create_or_evolve_main(
     if not table_exists(spark, tables.main):
         clause, columns = layout_columns(plan, config)
         layout = f"{clause} ({', '.join(ident(c) for c in columns)}) " if clause else ""
+        location = main_location(tables, config)
+        # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
+        # new main replaces what they hold, as dbt-spark's table materialization does. A
+        # cycle diffs against main as the catalog has it, so none of it is lost that way.
+        create = "CREATE OR REPLACE TABLE" if location else "CREATE TABLE IF NOT EXISTS"
+        at = f"LOCATION {literal(location)} " if location else ""
         spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {tables.main} USING delta {layout}"
+            f"{create} {tables.main} USING delta {layout}{at}"
             f"TBLPROPERTIES ({properties_sql(properties)}) "
             f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
         )
