@@ -105,6 +105,16 @@ def test_a_missing_key_column_is_named(refusing_model):
     assert_untouched_and_idle(refusing_model, version)
 
 
+def test_a_pandas_frame_whose_types_cannot_be_inferred_is_refused(refusing_model):
+    import pandas
+
+    version = refusing_model.version()
+    empty = pandas.DataFrame({"id": pandas.Series([], dtype="int64"), "value": []})
+    with pytest.raises(ConfigError, match=r"CANNOT_INFER_EMPTY_SCHEMA.*createDataFrame\(df"):
+        refusing_model.refresh(lambda: empty)
+    assert_untouched_and_idle(refusing_model, version)
+
+
 @pytest.mark.parametrize(
     "select, message",
     [
@@ -112,6 +122,8 @@ def test_a_missing_key_column_is_named(refusing_model):
         ("'x' COLLATE UTF8_LCASE AS value", r"`value` is STRING COLLATE UTF8_LCASE.*UTF8_BINARY"),
         ("TIME'12:00:00' AS value", r"`value` is TIME\(6\).*CAST\(c AS STRING\)"),
         ("array(named_struct('a', 1, 'A', 2)) AS value", r"`value\[\]` is a struct.*\['a', 'A'\]"),
+        ("NULL AS value", r"`value` is VOID .*CAST\(NULL AS STRING\)"),
+        ("named_struct('a', array()) AS value", r"`value.a\[\]` is VOID"),
         ("map('k', 1) AS id", r"unique_key `id` contains a MAP"),
         ("named_struct('m', map(1, 2)) AS id", r"unique_key `id.m` contains a MAP"),
     ],

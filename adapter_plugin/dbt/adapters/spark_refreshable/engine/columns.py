@@ -1,5 +1,6 @@
 """What a snapshot's columns may be, checked on its schema alone before anything is written:
-names the engine can tell apart and resolve, types Delta can store, keys Spark can compare.
+names the engine can tell apart and resolve, types Delta can store (and that are types: not
+VOID), keys Spark can compare.
 Each refusal names the column and the cast or rename that fixes it."""
 
 from __future__ import annotations
@@ -92,7 +93,14 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
 def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
     """What is wrong with the column (or nested field) at ``path`` of type ``dtype``."""
     name = dtype.typeName()
-    if name in UNSTORABLE:
+    if name == "void":
+        yield (
+            f"`{path}` is VOID (an untyped NULL, e.g. `NULL AS c`, an empty array() or map(), "
+            f"or a pandas column of None only), which no later value can fill without a full "
+            f"refresh: cast it to the type it will hold, e.g. CAST(NULL AS STRING), "
+            f"CAST(array() AS ARRAY<STRING>), or .cast('string') in a Python model."
+        )
+    elif name in UNSTORABLE:
         yield (
             f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: cast it "
             f"to {UNSTORABLE[name]}."

@@ -17,6 +17,8 @@ from pyspark.errors import (
     ArrayIndexOutOfBoundsException,
     DateTimeException,
     NumberFormatException,
+    PySparkTypeError,
+    PySparkValueError,
 )
 
 from dbt.adapters.spark_refreshable.engine.columns import resolve_keys
@@ -61,7 +63,16 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
     except ImportError:
         pandas = None
     if pandas is not None and isinstance(result, pandas.DataFrame):
-        return spark.createDataFrame(result)
+        try:
+            return spark.createDataFrame(result)
+        except (PySparkTypeError, PySparkValueError) as error:  # types it cannot infer
+            raise ConfigError(
+                f"The Python model returned a pandas DataFrame whose column types Spark "
+                f"cannot infer ({str(error).strip().splitlines()[0][:300]}): return "
+                f"session.createDataFrame(df, schema='id INT, name STRING') with its columns' "
+                f"types instead (an empty frame has no values to infer them from). Main was "
+                f"not touched."
+            ) from None
     raise TypeError(
         f"A refreshable Python model must return a Spark or pandas DataFrame, got "
         f"{type(result).__name__}."
