@@ -13,7 +13,8 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     SnapshotRejectedError,
 )
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
-from tests.functional.refreshable.engine_harness import EngineModel
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
 
 DDL = "id INT, v STRING, d DOUBLE"
 CONSTRAINTS = [["not_null_v", "`v` IS NOT NULL"], ["d_not_negative", "d >= 0"]]
@@ -108,3 +109,26 @@ def test_the_constraints_follow_the_contract_and_leave_a_users_own(spark):
     finally:
         spark.conf.unset("spark.sql.ansi.enabled")
     assert model.main() == with_null
+
+
+def test_properties_spark_redacts_are_read_as_written(spark):
+    """SHOW TBLPROPERTIES hides every value whose key or value holds "url" (Spark's default
+    spark.sql.redaction.options.regex): the state table's owner for a model named like
+    `hourly`, the record of a contract constraint on a column `url`, a tblproperty
+    `docs_url`. Each run must read them as written: no refusal, no failed constraint record,
+    no commit to main to set a property it already has."""
+    model = EngineModel(
+        spark,
+        "id INT, url STRING",
+        unique_key="id",
+        constraints=[["url_set", "url IS NOT NULL"]],
+        tblproperties={"docs_url": "https://example.com/docs"},
+    )
+    model.tables = ModelTables(SCHEMA, f"hourly_{model.tables.identifier}")
+    settings: list[int] = []
+    for day in (1, 2, 3):
+        rows = [(i, f"https://example.com/{day}/{i}") for i in range(day, day + 5)]
+        model.refresh(rows)
+        assert model.main() == sorted(rows)
+        settings.append(sum(h["operation"] == "SET TBLPROPERTIES" for h in model.history()))
+    assert settings[0] == settings[1] == settings[2], settings

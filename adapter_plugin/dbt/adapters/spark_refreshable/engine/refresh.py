@@ -368,10 +368,14 @@ class RefreshRun:
 
     def _reason_to_discard(self, state: Any) -> str | None:
         """Why the cycle in FINISHING cannot be resumed, if it cannot: its merge already
-        failed on resume, or main is not the table its change set was diffed against."""
+        failed on resume, its vnode layout (an earlier version's) has bounds its chunks
+        cannot slice main by, or main is not the table its change set was diffed against."""
         stored = json.loads(state.cycle_plan)
         if stored.get("failed_on_resume"):
             return f"its merge failed on resume ({stored['failed_on_resume']})"
+        misread = VnodeLayout.from_json(stored.get("vnode_layout"), state.vnodes).misread_bounds
+        if misread:
+            return f"its vnode bounds {misread} are dates Delta's file statistics misread"
         base_version = stored["base_version"]
         if base_version is None:
             return None  # main did not exist: the merge diffs again if someone created it

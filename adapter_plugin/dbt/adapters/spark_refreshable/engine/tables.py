@@ -49,6 +49,8 @@ MARKER = "dbt_refreshable.bookkeeping"
 # bookkeeping it holds. Two models of one name whose bookkeeping_schema is the same would
 # otherwise share one lock, one staging table and one record of the last snapshot.
 OWNER_PROPERTY = "dbt_refreshable.model"
+# Spark's text in place of a redacted value
+REDACTED = "*********(redacted)"
 # on main: the names of the CHECK constraints the engine added from the model's contract
 CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 # A Delta checkpoint every 100 commits, not 10: writing one is a Spark job in the committing
@@ -484,7 +486,17 @@ def create_or_evolve_main(
 
 
 def table_properties(spark: Any, name: str) -> dict[str, str]:
-    return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+    """A table's properties. SHOW TBLPROPERTIES hides the value of every property whose key
+    or value matches spark.sql.redaction.options.regex (by default any "url": a model named
+    `hourly`, a constraint on `url`); Delta's DESCRIBE DETAIL does not, and costs a read of
+    the table's log, so it is asked only when a value came back hidden."""
+    held = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+    if REDACTED in held.values():
+        try:
+            held.update(table_detail(spark, name)["properties"] or {})
+        except Exception:  # not a Delta table: DESCRIBE DETAIL cannot say more
+            pass
+    return held
 
 
 def _managed_constraints(held: dict[str, str]) -> dict[str, str]:
