@@ -10,11 +10,20 @@ from typing import Any
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
+from dbt.adapters.spark_refreshable.engine.report import ProgressReporter
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 SCHEMA = "refreshable_engine"
 _names = itertools.count()
+
+
+def record_messages(monkeypatch: Any) -> list[str]:
+    """Every progress message the engine says from now on (still said as usual)."""
+    said: list[str] = []
+    say = ProgressReporter.say
+    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    return said
 
 
 class EngineModel:

@@ -11,9 +11,8 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
-from dbt.adapters.spark_refreshable.engine.report import ProgressReporter
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 
 DDL = "id INT, region STRING, value STRING"
 DAY1 = [(i, f"r{i % 3}", f"one {i}") for i in range(30)]
@@ -103,9 +102,7 @@ def test_a_layout_main_cannot_have_is_refused_before_anything_is_written(
 
 
 def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):
-    said: list[str] = []
-    say = ProgressReporter.say
-    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    said = record_messages(monkeypatch)
     model = EngineModel(spark, DDL, unique_key="id")
     model.refresh(DAY1)
     model.config["partition_by"] = "region"
@@ -126,9 +123,7 @@ def test_location_root_places_main_through_refreshes_a_resume_and_full_refreshes
     """Main is an external table at <location_root>/<identifier>. Its files outlive DROP
     TABLE, so main created again there (after --full-refresh, or a user's DROP TABLE) must
     hold the snapshot alone, none of the rows left in those files."""
-    said: list[str] = []
-    say = ProgressReporter.say
-    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    said = record_messages(monkeypatch)
     root = tmp_path / "lake"
     model = EngineModel(spark, DDL, unique_key="id", location_root=f"{root}/")
     where = f"file:{root}/{model.tables.identifier}"

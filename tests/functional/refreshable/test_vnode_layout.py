@@ -13,9 +13,8 @@ import pytest
 from dbt.adapters.spark_refreshable.engine import refresh
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
-from dbt.adapters.spark_refreshable.engine.report import ProgressReporter
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.content import content_problems
 from tests.support.snapshots import CALENDAR_EDGES
 
@@ -125,9 +124,7 @@ def test_date_keys_crowding_the_calendar_gap(spark):
 def test_a_cycle_left_with_a_bound_in_the_gap_is_discarded_not_resumed(spark, monkeypatch):
     """A cycle an earlier version left mid-merge with a bound in the gap would merge its
     remaining chunks by a slice Delta misreads: the next run loads afresh instead."""
-    said: list[str] = []
-    say = ProgressReporter.say
-    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    said = record_messages(monkeypatch)
     model = EngineModel(spark, "day DATE, n INT, value STRING", unique_key=["day", "n"])
     days = [datetime.date(1582, 10, 1) + datetime.timedelta(d) for d in range(20)]
     model.refresh([(d, n, "one") for d in days for n in range(2)])
@@ -138,8 +135,8 @@ def test_a_cycle_left_with_a_bound_in_the_gap_is_discarded_not_resumed(spark, mo
     day2 = [(d, n, "two") for d in days for n in range(3)]
     with pytest.raises(InjectedFault):
         model.refresh(day2, merge_chunk_rows=1)
-    monkeypatch.undo()
-    monkeypatch.setattr(ProgressReporter, "say", lambda self, m: (said.append(m), say(self, m)))
+    monkeypatch.setattr(refresh, "choose_layout", choose_layout)
+    monkeypatch.delenv(FAULT_ENV)
 
     assert model.refresh(day2)["resumed"] is False
     assert any("vnode bounds [\"DATE'1582-10-10'\"]" in m for m in said), said
