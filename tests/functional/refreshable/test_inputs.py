@@ -179,9 +179,20 @@ def test_a_crashed_cycle_records_its_inputs_when_resumed(model, sources, monkeyp
         "SELECT id, current_user() AS u FROM {table}",
         "SELECT id, uuid() AS u FROM {table}",
         "SELECT * FROM {inline_view}",
+        # a Python function's code is not in the plan (it shows `refreshable_py(id)`)
+        "SELECT id, refreshable_py(id) AS u FROM {table}",
+        "SELECT id, {sql_function}(refreshable_py(id)) AS u FROM {table}",
+        "SELECT id, {clock_function}(id) AS d FROM {table}",  # its body reads the clock
     ],
 )
 def test_inputs_the_engine_cannot_vouch_for_always_refresh(spark, sources, select, tmp_path):
+    spark.udf.register("refreshable_py", lambda x: x + 1, "int")
+    sql_function = f"{SCHEMA}.plus_one_{next(_names)}"
+    spark.sql(f"CREATE FUNCTION {sql_function}(x INT) RETURNS INT RETURN x + 1")
+    clock_function = f"{SCHEMA}.days_on_{next(_names)}"
+    spark.sql(
+        f"CREATE FUNCTION {clock_function}(x INT) RETURNS DATE RETURN date_add(current_date(), x)"
+    )
     parquet, inline_view = f"{SCHEMA}.plain_{next(_names)}", f"{SCHEMA}.inline_{next(_names)}"
     spark.sql(f"CREATE TABLE {parquet} USING parquet AS SELECT 1 AS id")
     # a view's plan shows no inline row: redefined with other rows, it would look the same
@@ -189,10 +200,41 @@ def test_inputs_the_engine_cannot_vouch_for_always_refresh(spark, sources, selec
     folder = tmp_path / "files"
     spark.range(3).write.parquet(str(folder))
     sql = select.format(
-        table=sources.table, parquet=parquet, folder=folder, inline_view=inline_view
+        table=sources.table,
+        parquet=parquet,
+        folder=folder,
+        inline_view=inline_view,
+        sql_function=sql_function,
+        clock_function=clock_function,
     )
     found = read_inputs(spark, spark.sql(sql), sql, {})
     assert isinstance(found, str), f"{sql} must not be skippable"
+
+
+def test_a_sql_function_replaced_by_another_body_refreshes(model, sources, spark):
+    """A plan shows a SQL function's call, not its body: the fingerprint holds the bodies of
+    the functions the model calls, also of those called by another function's body."""
+    suffix, inner = f"{SCHEMA}.suffix_{next(_names)}", f"{SCHEMA}.inner_{next(_names)}"
+
+    def define(function: str, body: str) -> None:
+        spark.sql(f"CREATE OR REPLACE FUNCTION {function}(v STRING) RETURNS STRING RETURN {body}")
+
+    define(inner, "concat(v, '-a')")
+    define(suffix, f"upper({inner}(v))")
+    sql = f"SELECT id, {suffix}(value) AS value FROM {sources.table}"
+    expected = [(i, f"V{i}-A") for i in range(40)]
+    assert "skipped" not in model.refresh(sql) and model.main() == expected
+    define(suffix, f"upper({inner}(v))")  # replaced by the same body
+    assert model.refresh(sql)["skipped"] is True
+    define(suffix, f"lower({inner}(v))")
+    assert "skipped" not in model.refresh(sql)
+    assert model.main() == [(i, f"v{i}-a") for i in range(40)]
+    define(inner, "concat(v, '-b')")  # only the function the other one calls
+    assert "skipped" not in model.refresh(sql)
+    assert model.main() == [(i, f"v{i}-b") for i in range(40)]
+    sessions = (spark.newSession(), spark.newSession())  # each dbt run has one of its own
+    found = [read_inputs(s, s.sql(sql), sql, {}) for s in sessions]
+    assert isinstance(found[0], Inputs) and found[0] == found[1]
 
 
 def test_a_python_model_always_refreshes(model):

@@ -4,12 +4,14 @@ A SQL model's analyzed plan names every table it reads, through views and subque
 each one is a Delta table of the catalog and the plan neither draws random values nor reads
 the clock or the session, a run can fingerprint what it reads: the compiled SQL, the config,
 the session settings that change results, the plan in canonical form (so a view redefined
-over the same tables shows), and each input's Delta table id and version. A completed cycle
+over the same tables shows), the bodies of the SQL functions it calls (a plan shows only
+their calls), and each input's Delta table id and version. A completed cycle
 stores that fingerprint with main's table id, version and schema as the cycle verified them
 (:class:`Recorded`). The next run skips when the fingerprint is the same and main's history
 since holds only commits that change no row (comments, properties, constraints,
-compaction). Anything the engine cannot see through (a Python model, files read by path,
-another format, a Spark Connect session) always refreshes.
+compaction). Anything the engine cannot see through (a Python model, a Python, Scala or
+Hive function, files read by path, another format, a Spark Connect session) always
+refreshes.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ ROWLESS_OPERATIONS = frozenset(
     }
 )
 MAX_INT = 2**31 - 1
+# A call of a SQL function (its body is the expression's child) and the trait of functions
+# whose code is outside the plan (Python, Scala, Hive)
+SQL_FUNCTION_CALL = "org.apache.spark.sql.catalyst.analysis.SQLScalarFunction"
+USER_DEFINED_EXPRESSION = "org.apache.spark.sql.catalyst.expressions.UserDefinedExpression"
+EXPRESSION_ID = re.compile(r"#\d+")
 # A CTE's id in a plan comes from a counter of the session: numbered here by appearance
 CTE_ID = re.compile(r"\b(CTERelation(?:Def|Ref)) (\d+)\b")
 
@@ -137,6 +144,11 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     text = plan.treeString(True, False, MAX_INT, False, False)
     if CLOCK_OR_SESSION.search(text):
         return "the model's SQL reads the clock or the session"
+    functions = _function_calls(spark, plan)
+    if isinstance(functions, str):
+        return functions
+    if CLOCK_OR_SESSION.search(" ".join(functions)):
+        return "a SQL function the model calls reads the clock or the session"
     tables: dict[str, tuple[str, int]] = {}
     for leaf, in_view in _leaves(plan):
         kind = leaf.getClass().getSimpleName()
@@ -155,11 +167,75 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
         tables[name] = (table_id(spark, name), table_version(spark, name))
     canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
     settings = {conf: spark.conf.get(conf, None) for conf in RESULT_CONFS}
-    described = [sql, config, settings, canonical, plan.schema().json()]
+    described = [sql, config, settings, canonical, functions, plan.schema().json()]
     fingerprint = hashlib.sha256(
         json.dumps(described, sort_keys=True, default=str).encode()
     ).hexdigest()
     return Inputs(fingerprint, tables)
+
+
+def _function_calls(spark: Any, plan: Any) -> list[str] | str:
+    """The bodies of the SQL functions ``plan`` calls, which its tree does not show (only
+    ``f(x)``): a function replaced by one of another body then changes the fingerprint. Or
+    why the plan cannot be vouched for: it calls a function whose code Spark does not see
+    (a Python, Scala or Hive function)."""
+    try:
+        nodes = _json_nodes(json.loads(plan.canonicalized().toJSON()))
+    except Exception as error:  # a plan Spark cannot describe: nothing to vouch for
+        return f"the model's plan cannot be read ({type(error).__name__})"
+    jvm = spark._jvm
+    user_defined = jvm.java.lang.Class.forName(USER_DEFINED_EXPRESSION)
+    opaque = sorted(
+        {
+            str(node.get("name") or node.get("udfName") or node["class"].rsplit(".", 1)[-1])
+            for node in nodes
+            if _is_user_defined(jvm, user_defined, node["class"])
+        }
+    )
+    if opaque:
+        return f"the model calls user-defined function(s) {opaque}, whose code Spark cannot show"
+    if not any(node["class"] == SQL_FUNCTION_CALL for node in nodes):
+        return []
+    return [
+        EXPRESSION_ID.sub("", expression.child().canonicalized().toString())
+        for expression in _expressions(plan)
+        if expression.getClass().getName() == SQL_FUNCTION_CALL
+    ]
+
+
+def _is_user_defined(jvm: Any, user_defined: Any, name: str) -> bool:
+    try:
+        return bool(user_defined.isAssignableFrom(jvm.java.lang.Class.forName(name)))
+    except Exception:  # a class of another class loader (Delta's): none of them is a UDF
+        return False
+
+
+def _json_nodes(value: Any) -> list[dict[str, Any]]:
+    """Every node (a dict with a "class") in a tree's JSON (``TreeNode.toJSON``)."""
+    found, pending = [], [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if "class" in item:
+                found.append(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
+def _expressions(plan: Any) -> list[Any]:
+    """Every expression of ``plan``, its subqueries and their nodes, at any depth."""
+    found, nodes, pending = [], [plan], []
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(_items(node.children()) + _items(node.subqueries()))
+        pending.extend(_items(node.expressions()))
+    while pending:
+        expression = pending.pop()
+        found.append(expression)
+        pending.extend(_items(expression.children()))
+    return found
 
 
 def _leaves(plan: Any) -> list[tuple[Any, bool]]:
