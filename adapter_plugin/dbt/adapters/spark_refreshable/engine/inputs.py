@@ -105,6 +105,9 @@ class VerifiedMain:
         latest = table_version(spark, main) if latest is None else latest
         if latest > self.version:
             commits = spark.sql(f"DESCRIBE HISTORY {main} LIMIT {latest - self.version}").collect()
+            commits = [c for c in commits if c["version"] > self.version]
+            if len(commits) < latest - self.version:  # Delta's log cleanup deleted some
+                return f"{main}'s history since the last cycle is no longer complete"
             written = [c for c in commits if c["operation"] not in ROWLESS_OPERATIONS]
             if written:
                 version, operation = written[-1]["version"], written[-1]["operation"]
