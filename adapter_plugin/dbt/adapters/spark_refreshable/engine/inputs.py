@@ -188,11 +188,16 @@ def _function_calls(spark: Any, plan: Any) -> list[str] | str:
         return f"the model's plan cannot be read ({type(error).__name__})"
     jvm = spark._jvm
     user_defined = jvm.java.lang.Class.forName(USER_DEFINED_EXPRESSION)
+    opaque_classes = {
+        name
+        for name in {node["class"] for node in nodes}
+        if _is_user_defined(jvm, user_defined, name)
+    }
     opaque = sorted(
         {
             str(node.get("name") or node.get("udfName") or node["class"].rsplit(".", 1)[-1])
             for node in nodes
-            if _is_user_defined(jvm, user_defined, node["class"])
+            if node["class"] in opaque_classes
         }
     )
     if opaque:
@@ -229,11 +234,8 @@ def _json_nodes(value: Any) -> list[dict[str, Any]]:
 
 def _expressions(plan: Any) -> list[Any]:
     """Every expression of ``plan``, its subqueries and their nodes, at any depth."""
-    found, nodes, pending = [], [plan], []
-    while nodes:
-        node = nodes.pop()
-        nodes.extend(_items(node.children()) + _items(node.subqueries()))
-        pending.extend(_items(node.expressions()))
+    found = []
+    pending = [e for node, _ in _plan_nodes(plan) for e in _items(node.expressions())]
     while pending:
         expression = pending.pop()
         found.append(expression)
@@ -244,14 +246,20 @@ def _expressions(plan: Any) -> list[Any]:
 def _leaves(plan: Any) -> list[tuple[Any, bool]]:
     """The leaf nodes of a plan and of every subquery in it, each with whether it is
     inside a view."""
+    return [(node, in_view) for node, in_view in _plan_nodes(plan) if node.children().isEmpty()]
+
+
+def _plan_nodes(plan: Any) -> list[tuple[Any, bool]]:
+    """Every node of a plan and of every subquery in it, each with whether it is inside a
+    view."""
     found, pending = [], [(plan, False)]
     while pending:
         node, in_view = pending.pop()
         in_view = in_view or node.getClass().getSimpleName() == "View"
-        children = _items(node.children())
-        if not children:
-            found.append((node, in_view))
-        pending.extend((child, in_view) for child in children + _items(node.subqueries()))
+        found.append((node, in_view))
+        pending.extend(
+            (child, in_view) for child in _items(node.children()) + _items(node.subqueries())
+        )
     return found
 
 
