@@ -126,6 +126,8 @@ def test_a_pandas_frame_whose_types_cannot_be_inferred_is_refused(refusing_model
         ("named_struct('a', array()) AS value", r"`value.a\[\]` is VOID"),
         ("map('k', 1) AS id", r"unique_key `id` contains a MAP"),
         ("named_struct('m', map(1, 2)) AS id", r"unique_key `id.m` contains a MAP"),
+        ("parse_json('1') AS id", r"unique_key `id` is VARIANT.*variant_get"),
+        ("named_struct('v', parse_json('1')) AS id", r"unique_key `id.v` is VARIANT"),
     ],
 )
 def test_columns_a_table_cannot_hold_are_named_before_anything_is_written(

@@ -84,3 +84,25 @@ def test_item11_an_added_struct_column_whose_fields_need_quoting(spark):
     assert result["rows_updated"] == 1
     assert model.main() == [(1, (1, ["x"])), (2, None)]
     assert content_difference(model) == (0, 0)
+
+
+VARIANT_DAYS = [
+    "SELECT 1 AS id, parse_json('1') AS v UNION ALL SELECT 2, parse_json('\"2024-01-01\"')",
+    "SELECT 1 AS id, parse_json('1.0') AS v UNION ALL SELECT 2, CAST(DATE'2024-01-01' AS VARIANT)",
+]
+
+
+def test_a_variant_whose_type_changes_under_the_same_json_is_an_update(spark):
+    """`1` BIGINT -> `1.0` DECIMAL and "2024-01-01" STRING -> DATE print as the same JSON:
+    main takes the snapshot's types, and the proof tells them apart."""
+    model = EngineModel(spark, "id INT, v VARIANT", unique_key="id")
+    types = f"SELECT id, schema_of_variant(v) FROM {model.tables.main} ORDER BY id"
+    for sql in VARIANT_DAYS:
+        result = model.refresh(lambda sql=sql: spark.sql(sql))
+        expected = spark.sql(f"SELECT id, schema_of_variant(v) FROM ({sql}) ORDER BY id")
+        assert spark.sql(types).collect() == expected.collect()
+        assert content_difference(model) == (0, 0)
+    assert result["rows_updated"] == 2
+
+    spark.sql(f"UPDATE {model.tables.main} SET v = parse_json('1') WHERE id = 1")
+    assert content_difference(model) == (1, 1)

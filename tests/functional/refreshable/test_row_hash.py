@@ -54,12 +54,32 @@ DIFFERENT: list[Pair] = [
         ["named_struct('m', map('k', named_struct('z', array(1, NULL))))"],
         ["named_struct('m', map('k', named_struct('z', array(NULL, 1))))"],
     ),
+    # variants of one JSON text holding values of other types (schema_of_variant tells)
+    ([("v", "VARIANT")], ["parse_json('1.0')"], ["parse_json('1')"]),
+    ([("v", "VARIANT")], ["parse_json('1.5')"], ["parse_json('1.5e0')"]),
+    ([("v", "VARIANT")], ["CAST(DATE'2024-01-01' AS VARIANT)"], ["parse_json('\"2024-01-01\"')"]),
+    ([("v", "VARIANT")], ["CAST(X'0102' AS VARIANT)"], ["parse_json('\"AQI=\"')"]),
+    (
+        [("v", "VARIANT")],
+        ["to_variant_object(named_struct('t', TIMESTAMP'2024-01-01 00:00:00'))"],
+        ["to_variant_object(named_struct('t', '2024-01-01 00:00:00+00:00'))"],
+    ),
+    (
+        [("a", "ARRAY<VARIANT>")],
+        ["array(CAST(CAST(1.5 AS FLOAT) AS VARIANT))"],
+        ["array(CAST(1.5D AS VARIANT))"],
+    ),
 ]
 # equal by content, spelled differently
 EQUAL: list[Pair] = [
     ([("m", "MAP<STRING, INT>")], ["map('a', 1, 'b', 2)"], ["map('b', 2, 'a', 1)"]),
     ([("d", "DOUBLE")], ["CAST('NaN' AS DOUBLE)"], ["CAST('NaN' AS DOUBLE) * 2"]),
     ([("a", "ARRAY<STRING>")], ["array('x', NULL)"], ["array('x', NULL)"]),
+    (
+        [("v", "VARIANT")],
+        ['parse_json(\'{"b": 1, "a": [2]}\')'],
+        ['parse_json(\'{"a":[2],"b":1}\')'],
+    ),
 ]
 _views = itertools.count()
 

@@ -110,6 +110,11 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
             f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: use "
             f"collate(c, 'UTF8_BINARY') (and lower(c) if it should compare without case)."
         )
+    elif name == "variant" and is_key:
+        yield (
+            f"unique_key `{path}` is VARIANT: Spark cannot group, join or hash variants. Key "
+            f"on a typed value of it (e.g. variant_get(c, '$.id', 'bigint')) or on to_json(c)."
+        )
     elif isinstance(dtype, MapType):
         if is_key:
             yield (

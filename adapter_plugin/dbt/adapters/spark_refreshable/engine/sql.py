@@ -122,7 +122,7 @@ def value_hash(expr: str, dtype: DataType, depth: int = 0) -> str:
         negative_zero = f"({expr} = 0 AND startswith(CAST({expr} AS STRING), '-'))"
         hashed = f"xxhash64({expr}, {negative_zero})"
     elif dtype.typeName() == "variant":
-        hashed = f"xxhash64(to_json({expr}))"
+        hashed = f"xxhash64({', '.join(variant_identity(expr))})"
     else:
         hashed = f"xxhash64({expr})"
     return f"CASE WHEN {expr} IS NULL THEN {NULL_HASH} ELSE {hashed} END"
@@ -145,7 +145,7 @@ def checksum_expression(hash_column: str) -> str:
 def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
     """The value of ``expr`` in a form that ``EXCEPT ALL`` compares exactly: maps as their
     entries sorted, floats as their decimal spelling (-0.0 and NaN included), variants as
-    JSON. Independent of :func:`value_hash`."""
+    JSON and type (:func:`variant_identity`). Independent of :func:`value_hash`."""
     element = f"__refreshable_c{depth}"
     if isinstance(dtype, ArrayType):
         inner = comparable_expression(element, dtype.elementType, depth + 1)
@@ -167,8 +167,17 @@ def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
     if isinstance(dtype, (FloatType, DoubleType)):
         return f"CAST({expr} AS STRING)"
     if dtype.typeName() == "variant":
-        return f"to_json({expr})"
+        text, kind = variant_identity(expr)
+        return f"named_struct('json', {text}, 'type', {kind})"
     return expr
+
+
+def variant_identity(expr: str) -> tuple[str, str]:
+    """What tells two variants apart: their JSON text, and the types it does not show
+    (``1`` BIGINT or DECIMAL, ``"2024-01-01"`` STRING or DATE), as ``schema_of_variant``
+    names them. An array whose elements have mixed types shows one merged type: two such
+    arrays differing only in which element holds which type are not told apart."""
+    return f"to_json({expr})", f"schema_of_variant({expr})"
 
 
 def comparable_columns(schema: StructType) -> str:
