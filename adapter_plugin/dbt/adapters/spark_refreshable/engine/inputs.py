@@ -147,13 +147,14 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     text = plan.treeString(True, False, MAX_INT, False, False)
     if CLOCK_OR_SESSION.search(text):
         return "the model's SQL reads the clock or the session"
-    functions = _function_calls(spark, plan)
+    nodes = _plan_nodes(plan)
+    functions = _function_calls(spark, plan, nodes)
     if isinstance(functions, str):
         return functions
     if CLOCK_OR_SESSION.search(" ".join(functions)):
         return "a SQL function the model calls reads the clock or the session"
     tables: dict[str, tuple[str, int]] = {}
-    for leaf, in_view in _leaves(plan):
+    for leaf, in_view in ((n.node, n.in_view) for n in nodes if n.is_leaf):
         kind = leaf.getClass().getSimpleName()
         if kind == "LocalRelation" and in_view:
             return "the model reads a view of inline rows, which its plan does not show"
@@ -177,36 +178,36 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     return Inputs(fingerprint, tables)
 
 
-def _function_calls(spark: Any, plan: Any) -> list[str] | str:
-    """The bodies of the SQL functions ``plan`` calls, which its tree does not show (only
-    ``f(x)``): a function replaced by one of another body then changes the fingerprint. Or
-    why the plan cannot be vouched for: it calls a function whose code Spark does not see
-    (a Python, Scala or Hive function)."""
+def _function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[str] | str:
+    """The bodies of the SQL functions ``plan`` (whose nodes are ``nodes``) calls, which its
+    tree does not show (only ``f(x)``): a function replaced by one of another body then
+    changes the fingerprint. Or why the plan cannot be vouched for: it calls a function whose
+    code Spark does not see (a Python, Scala or Hive function)."""
     try:
-        nodes = _json_nodes(json.loads(plan.canonicalized().toJSON()))
+        described = _json_nodes(json.loads(plan.canonicalized().toJSON()))
     except Exception as error:  # a plan Spark cannot describe: nothing to vouch for
         return f"the model's plan cannot be read ({type(error).__name__})"
     jvm = spark._jvm
     user_defined = jvm.java.lang.Class.forName(USER_DEFINED_EXPRESSION)
     opaque_classes = {
         name
-        for name in {node["class"] for node in nodes}
+        for name in {node["class"] for node in described}
         if _is_user_defined(jvm, user_defined, name)
     }
     opaque = sorted(
         {
             str(node.get("name") or node.get("udfName") or node["class"].rsplit(".", 1)[-1])
-            for node in nodes
+            for node in described
             if node["class"] in opaque_classes
         }
     )
     if opaque:
         return f"the model calls user-defined function(s) {opaque}, whose code Spark cannot show"
-    if not any(node["class"] == SQL_FUNCTION_CALL for node in nodes):
+    if not any(node["class"] == SQL_FUNCTION_CALL for node in described):
         return []
     return [
         EXPRESSION_ID.sub("", expression.child().canonicalized().toString())
-        for expression in _expressions(plan)
+        for expression in _expressions(nodes)
         if expression.getClass().getName() == SQL_FUNCTION_CALL
     ]
 
@@ -232,10 +233,10 @@ def _json_nodes(value: Any) -> list[dict[str, Any]]:
     return found
 
 
-def _expressions(plan: Any) -> list[Any]:
-    """Every expression of ``plan``, its subqueries and their nodes, at any depth."""
+def _expressions(nodes: list[PlanNode]) -> list[Any]:
+    """Every expression of a plan's ``nodes``, at any depth."""
     found = []
-    pending = [e for node, _ in _plan_nodes(plan) for e in _items(node.expressions())]
+    pending = [e for n in nodes for e in _items(n.node.expressions())]
     while pending:
         expression = pending.pop()
         found.append(expression)
@@ -243,23 +244,25 @@ def _expressions(plan: Any) -> list[Any]:
     return found
 
 
-def _leaves(plan: Any) -> list[tuple[Any, bool]]:
-    """The leaf nodes of a plan and of every subquery in it, each with whether it is
-    inside a view."""
-    return [(node, in_view) for node, in_view in _plan_nodes(plan) if node.children().isEmpty()]
+@dataclass(frozen=True)
+class PlanNode:
+    """A node of a logical plan (a py4j object), whether it is inside a view and whether
+    it is a leaf (no children; its subqueries are walked apart)."""
+
+    node: Any
+    in_view: bool
+    is_leaf: bool
 
 
-def _plan_nodes(plan: Any) -> list[tuple[Any, bool]]:
-    """Every node of a plan and of every subquery in it, each with whether it is inside a
-    view."""
+def _plan_nodes(plan: Any) -> list[PlanNode]:
+    """Every node of a plan and of every subquery in it."""
     found, pending = [], [(plan, False)]
     while pending:
         node, in_view = pending.pop()
         in_view = in_view or node.getClass().getSimpleName() == "View"
-        found.append((node, in_view))
-        pending.extend(
-            (child, in_view) for child in _items(node.children()) + _items(node.subqueries())
-        )
+        children = _items(node.children())
+        found.append(PlanNode(node, in_view, not children))
+        pending.extend((child, in_view) for child in children + _items(node.subqueries()))
     return found
 
 
