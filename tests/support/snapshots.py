@@ -17,10 +17,13 @@ Python ``random`` only, no other dependency.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
+
+from pyspark.sql.types import VariantVal
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Features:
     unicode: bool = True  # emoji, combining marks, RTL, NUL-free control-ish whitespace
     moves: bool = True  # a value moved between adjacent columns of one type
     quoted_names: bool = True  # column names with spaces, punctuation, emoji, mixed case
+    variants: bool = True  # VARIANT values (JSON documents), also inside nested types
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,6 +84,15 @@ class MapT:
     @property
     def ddl(self) -> str:
         return f"MAP<{self.key.ddl}, {self.value.ddl}>"
+
+
+@dataclass(frozen=True)
+class VariantT:
+    """A VARIANT: values are ``VariantVal``s parsed from generated JSON documents."""
+
+    @property
+    def ddl(self) -> str:
+        return "VARIANT"
 
 
 @dataclass(frozen=True)
@@ -209,7 +222,7 @@ class Generator:
     def type(self, depth: int = 0) -> Any:
         rng = self.rng
         if not self.f.nested or depth >= 3 or rng.random() < 0.5 + 0.2 * depth:
-            return rng.choice(self.atoms())
+            return rng.choice(self.atoms() + ([VariantT(), VariantT()] if self.f.variants else []))
         shapes = ["array", "struct"] + (["map"] if self.f.maps else [])
         shape = rng.choice(shapes)
         if shape == "array":
@@ -283,6 +296,8 @@ class Generator:
             return None
         if isinstance(t, Atom):
             return self.atom(t)
+        if isinstance(t, VariantT):
+            return to_variant(self.document())
         low = 0 if self.f.empty_collections else 1
         if isinstance(t, ArrayT):
             return [
@@ -304,6 +319,8 @@ class Generator:
             return None
         if isinstance(t, Atom):
             return self.changed_atom(t, v)
+        if isinstance(t, VariantT):
+            return to_variant(self.changed_document(from_variant(v)))
         if isinstance(t, ArrayT):
             if not v or rng.random() < 0.2:
                 return [*v, self.value(t.element, depth=depth + 1)]
@@ -331,6 +348,75 @@ class Generator:
             if not same(new, v):
                 return new
         raise ValueError(f"could not draw a value of {t.ddl} other than {v!r}")
+
+    # --- variants: JSON documents of tagged scalars --------------------------------------
+    # A scalar is (kind, value), kind one of VARIANT_KINDS; arrays hold scalars of one kind
+    # only, and a change inside an array keeps its kind: an array whose elements swap types
+    # under the same JSON is a documented limit (README, Limits), not generated.
+
+    def document(self, depth: int = 0) -> Any:
+        rng = self.rng
+        shape = rng.choice(["scalar", "scalar", "array", "object"] if depth < 2 else ["scalar"])
+        if shape == "scalar":
+            return self.scalar(rng.choice(VARIANT_KINDS))
+        if shape == "array":
+            kind = rng.choice(VARIANT_KINDS)
+            return [self.scalar(kind) for _ in range(rng.randint(0, 3))]
+        names = rng.sample(VARIANT_FIELDS, rng.randint(0, 3))
+        return {name: self.document(depth + 1) for name in names}
+
+    def scalar(self, kind: str) -> tuple[str, Any]:
+        """A JSON scalar of ``kind``; numbers that print alike in several kinds (1, 1.0,
+        1.0e0; 0 and -0.0) are common, so that a kind changed under the same JSON is too."""
+        rng = self.rng
+        if kind == "int":
+            return kind, rng.choice([0, 1, -1, 2**31, -(2**63), 2**63 - 1, rng.randint(-999, 999)])
+        if kind == "decimal":
+            text = rng.choice(["0.0", "1.0", "1.50", "-2.25", "1.000", "123456789.123456789"])
+            return kind, Decimal(text)
+        if kind == "double":
+            return kind, rng.choice([0.0, -0.0, 1.0, 1.5, -2.25, 1e-30, 3.0e30])
+        if kind == "string":
+            return kind, rng.choice([self.string(), "1", "2024-01-01", "true", "null"])
+        if kind == "bool":
+            return kind, rng.random() < 0.5
+        return "null", None
+
+    def changed_document(self, doc: Any, in_array: bool = False) -> Any:
+        """``doc`` with one thing changed: a scalar's value, or (outside arrays) its kind
+        under the same number; an element added or dropped; a field added, dropped or
+        changed; or the fields in another order (the same content)."""
+        rng = self.rng
+        if isinstance(doc, tuple):
+            kind, value = doc
+            if not in_array and kind in NUMERIC_KINDS and rng.random() < 0.5:
+                other = rng.choice([k for k in NUMERIC_KINDS if k != kind])
+                return other, NUMERIC_KINDS[other](value)
+            if in_array and kind == "null":
+                return doc
+            for _ in range(50):
+                new = self.scalar(kind if in_array else rng.choice(VARIANT_KINDS))
+                if not same(to_variant(new), to_variant(doc)):
+                    return new
+            return self.document()
+        if isinstance(doc, list):
+            kind = doc[0][0] if doc else rng.choice(VARIANT_KINDS)
+            if not doc or rng.random() < 0.2:
+                return [*doc, self.scalar(kind)]
+            i = rng.randrange(len(doc))
+            if rng.random() < 0.2:
+                return doc[:i] + doc[i + 1 :]
+            return [*doc[:i], self.changed_document(doc[i], in_array=True), *doc[i + 1 :]]
+        choice = rng.random()
+        if not doc or choice < 0.2:
+            name = rng.choice(VARIANT_FIELDS)
+            return {**doc, name: self.document(1)}
+        if choice < 0.3:
+            return dict(reversed(list(doc.items())))
+        name = rng.choice(list(doc))
+        if choice < 0.4:
+            return {k: v for k, v in doc.items() if k != name}
+        return {**doc, name: self.changed_document(doc[name])}
 
     def key(self, kinds: tuple[str, ...], taken: set[tuple]) -> tuple:
         """A fresh key (never NULL) for ``kinds``."""
@@ -424,6 +510,50 @@ class Generator:
         return tuple(out)
 
 
+VARIANT_KINDS = ["int", "decimal", "double", "string", "bool", "null"]
+# the numeric kinds, each with how it spells a number of another kind (1 -> 1.0 -> 1.0e0)
+NUMERIC_KINDS = {
+    "int": int,
+    "decimal": lambda v: Decimal(f"{int(v)}.0"),  # from a string: exact at any size
+    "double": float,
+}
+VARIANT_FIELDS = ["a", "B", "id", "ü", "🚀", "a b", "", "x.y"]
+
+
+def to_variant(doc: Any) -> VariantVal:
+    """A generated document as a VARIANT (parsed from its JSON, as ``parse_json`` does)."""
+    return VariantVal.parseJson(_json(doc))
+
+
+def _json(doc: Any) -> str:
+    if isinstance(doc, list):
+        return "[" + ", ".join(_json(d) for d in doc) + "]"
+    if isinstance(doc, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_json(v)}" for k, v in doc.items()) + "}"
+    kind, value = doc
+    if kind == "decimal":
+        return format(value, "f")  # digits and a point: a DECIMAL, never a DOUBLE
+    if kind == "double":
+        return f"{value!r}e0" if "e" not in repr(value) else repr(value)  # an exponent: DOUBLE
+    return json.dumps(value)
+
+
+def from_variant(value: VariantVal) -> Any:
+    """The generated document a VARIANT holds again (numbers by their variant type)."""
+    return _document(value.toPython())
+
+
+def _document(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_document(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _document(v) for k, v in value.items()}
+    if value is None:
+        return ("null", None)
+    kinds = {bool: "bool", int: "int", Decimal: "decimal", float: "double", str: "string"}
+    return kinds.get(type(value), type(value).__name__), value  # dates, binary: by type
+
+
 def move(left: Any, right: Any, as_list: bool) -> tuple[Any, Any]:
     """Move the boundary between two adjacent values of one type (lists or strings): (ab,
     c) -> (a, bc), or back when ``left`` is empty; both concatenate the same. NULLs become
@@ -466,7 +596,11 @@ def same(a: Any, b: Any) -> bool:
 
 def canonical(value: Any) -> Any:
     """A hashable, comparable form of a collected value: maps unordered, floats by their
-    bits (NaN == NaN, -0.0 != 0.0), rows and lists as tuples, binary as bytes."""
+    bits (NaN == NaN, -0.0 != 0.0), rows and lists as tuples, binary as bytes, a variant by
+    its document with each scalar's type (objects unordered; a decimal without trailing
+    zeros, which no SQL function shows)."""
+    if isinstance(value, VariantVal):
+        return ("variant", _canonical_document(from_variant(value)))
     if isinstance(value, float):
         return ("float", value.hex() if value == value else "nan")
     if isinstance(value, dict):
@@ -476,6 +610,17 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return ("binary", bytes(value))
     return value
+
+
+def _canonical_document(doc: Any) -> Any:
+    if isinstance(doc, list):
+        return ("array", tuple(_canonical_document(d) for d in doc))
+    if isinstance(doc, dict):
+        return ("object", frozenset((k, _canonical_document(v)) for k, v in doc.items()))
+    kind, value = doc
+    if kind == "decimal":
+        return kind, str(value.normalize()) if value else "0"
+    return kind, canonical(value)
 
 
 def generate(

@@ -1,7 +1,7 @@
 """Generated snapshots through dbt itself: a SQL and a Python refreshable model read a source
 table that the test rewrites each day with generated rows (every feature of
 ``tests/support/snapshots.py``: quoted and emoji column names, nested values, NaN and -0.0,
-a key respelled as an equal value, unicode). Each day `dbt run` must leave main equal to
+a key respelled as an equal value, unicode, variants). Each day `dbt run` must leave main equal to
 the source by content, and `dbt test`'s `refreshable_matches_snapshot` must pass."""
 
 from __future__ import annotations
