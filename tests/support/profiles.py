@@ -29,8 +29,11 @@ SUITE_JVM_OPTIONS = (
 # Added for the `dbt` processes the suite starts (kill, cluster): each lives a minute or less,
 # too short for C2's optimized code to repay compiling it. C1 alone took 17% less CPU on a
 # cold `dbt run` of three small refreshable models (two runs each way, 55-60 against 68-74
-# CPU-s), where the pytest workers' long-lived JVMs are slower with it.
-DBT_PROCESS_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1",)
+# CPU-s), where the pytest workers' long-lived JVMs are slower with it. C1 alone also shrinks
+# the code cache to 48 MB, which Spark fills within a minute: the JIT then stops, and a
+# method handle that needs the cache kills the JVM ("Out of space in CodeCache"), so the
+# cache gets the tiered compiler's default size back.
+DBT_PROCESS_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
 
 
 def with_jvm_options(java_options: str | None, options: Sequence[str] = SUITE_JVM_OPTIONS) -> str:
