@@ -20,15 +20,15 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
-from tests.functional.connect.test_connect import ConnectServer
+from tests.support.connect_server import ConnectServer, started_server
 from tests.support.dbt_projects import (
-    free_port,
+    expected_rows,
     refreshable_model,
     run_dbt,
     start_dbt,
     write_project,
 )
-from tests.support.profiles import ROOT, subprocess_env
+from tests.support.profiles import subprocess_env
 
 ROUNDS = int(os.environ.get("REFRESHABLE_SOAK_ROUNDS", "0"))
 SEED = int(os.environ.get("REFRESHABLE_SOAK_SEED", "1"))
@@ -44,18 +44,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[ConnectServer]:
-    env = dict(
-        os.environ,
-        REFRESHABLE_HOME=str(ROOT),
-        REFRESHABLE_CONNECT_PORT=str(free_port()),
-        REFRESHABLE_CONNECT_DATA=str(tmp_path_factory.mktemp("soak-server")),
-    )
-    server = ConnectServer(env)
-    server.run("start")
-    try:
+    with started_server(tmp_path_factory.mktemp("soak-server")) as server:
         yield server
-    finally:
-        server.run("stop")
 
 
 @pytest.fixture(scope="module")
@@ -70,30 +60,12 @@ def project(tmp_path_factory, server) -> tuple[Path, dict[str, str]]:
     env.update(
         DBT_TARGET="connect",
         DBT_REFRESHABLE_SCHEMA=SCHEMA,
-        REFRESHABLE_CONNECT_PORT=server.env["REFRESHABLE_CONNECT_PORT"],
+        REFRESHABLE_CONNECT_PORT=server.port,
     )
     env.pop(FAULT_ENV, None)
     built = run_dbt(root, env, "run", "--vars", "day: 1", timeout=RUN_TIMEOUT)
     assert built.returncode == 0, built.stdout[-3000:]
     return root, env
-
-
-def expected_rows(day: int) -> set[tuple[int, str]]:
-    """`snapshot_rows(day)` of tests/support/dbt_projects.py, in Python."""
-    ids = range((day - 1) * 20, 90 + (day - 1) * 20)
-    return {(i, f"v{day if i % 3 == 0 else 1}") for i in ids}
-
-
-def main_rows(server: ConnectServer) -> list[tuple[int, str]]:
-    """Main's rows, read through the server by a Spark Connect client of this process."""
-    from pyspark.sql import SparkSession
-
-    url = f"sc://127.0.0.1:{server.env['REFRESHABLE_CONNECT_PORT']}"
-    spark = SparkSession.builder.remote(url).getOrCreate()
-    try:
-        return [(r["id"], r["value"]) for r in spark.table(f"{SCHEMA}.{MODEL}").collect()]
-    finally:
-        spark.stop()  # no client threads left behind to keep pytest alive
 
 
 def kill_at_random(project, day: int, rng: random.Random) -> str:
@@ -145,7 +117,7 @@ def test_runs_killed_at_random_moments_lose_nothing(project, server):
             timeout=RUN_TIMEOUT,
         )
         assert rerun.returncode == 0, f"round {round_} ({what}): {rerun.stdout[-3000:]}"
-        got = main_rows(server)
+        got = server.rows(f"{SCHEMA}.{MODEL}")
         want = expected_rows(day)
         ok = len(got) == len(want) and set(got) == want
         print(f"[soak] round {round_}/{ROUNDS} day {day}: {what}; main matches: {ok}", flush=True)

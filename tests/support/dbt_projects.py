@@ -26,6 +26,14 @@ SNAPSHOT_MACRO = """
   from range({{ (day - 1) * 20 }}, {{ 90 + (day - 1) * 20 }}) as r(id)
 {% endmacro %}
 """
+
+
+def expected_rows(day: int) -> set[tuple[int, str]]:
+    """`snapshot_rows(day)` of SNAPSHOT_MACRO, in Python: (id, value) each."""
+    ids = range((day - 1) * 20, 90 + (day - 1) * 20)
+    return {(i, f"v{day if i % 3 == 0 else 1}") for i in ids}
+
+
 MATCHES_EXPECTED = """
 {% if not var('expect', {}) %}
   select 'none' as model, 'none' as problem, 0 as id where false
