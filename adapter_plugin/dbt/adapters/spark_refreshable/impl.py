@@ -120,6 +120,37 @@ class SparkRefreshableAdapter(SparkAdapter):
         tables = self._model_tables(relation, bookkeeping_schema)
         return operations.unlock(session, tables, lock_timeout, bool(force))
 
+    @available
+    def refreshable_persist_docs(
+        self, relation: Any, table_comment: str | None, column_comments: dict[str, str]
+    ) -> list[str]:
+        """Main's table and column comments set from the model's docs where they differ
+        (see engine.comments); what was changed."""
+        from dbt.adapters.spark_refreshable.engine.comments import persist_comments
+
+        main = self._model_tables(relation, None).main
+        return persist_comments(self._engine_session(), main, table_comment, column_comments)
+
+    @available
+    def refreshable_check_grants(self, relation: Any) -> None:
+        """Refuse a model's ``grants`` before anything is written when this Spark has no
+        SQL access control (Apache Spark's parser refuses GRANT and SHOW GRANTS; dbt-spark
+        would fail only after building the table)."""
+        from dbt.adapters.spark_refreshable.engine.sql import ident
+
+        try:
+            self._engine_session().sql(f"SHOW GRANTS ON SCHEMA {ident(relation.schema)}").collect()
+        except Exception as exc:
+            if not any(e in str(exc) for e in ("PARSE_SYNTAX_ERROR", "INVALID_STATEMENT")):
+                return  # understood, so supported; anything else shows when it is applied
+            raise DbtRuntimeError(
+                f"{relation} sets `grants`, but this Spark has no SQL access control: it "
+                f"does not accept GRANT or SHOW GRANTS (Apache Spark's catalogs have none). "
+                f"Nothing was written. Remove `grants` from the model's config (or the "
+                f"`+grants` of its folder in dbt_project.yml), or run it on a target whose "
+                f"catalog supports GRANT."
+            ) from None
+
     def _engine_session(self) -> Any:
         return environments.for_credentials(self.config.credentials).base_session()
 

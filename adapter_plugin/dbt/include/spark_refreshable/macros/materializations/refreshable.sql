@@ -11,6 +11,9 @@
   {%- set target_relation = this.incorporate(type='table') -%}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set grant_config = config.get('grants') -%}
+  {%- if grant_config -%}
+    {%- do adapter.refreshable_check_grants(target_relation) -%}
+  {%- endif -%}
 
   {{ run_hooks(pre_hooks) }}
 
@@ -19,7 +22,7 @@
     {{ spark_refreshable__refresh_job(target_relation, refresh_config, model.language, compiled_code) }}
   {%- endcall -%}
 
-  {% do persist_docs(target_relation, model) %}
+  {% do refreshable_persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
 
