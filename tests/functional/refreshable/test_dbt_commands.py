@@ -1,7 +1,8 @@
 """dbt's own commands on a refreshable model, as a dbt user runs them: `dbt ls` selects it
 by its materialization, `dbt retry` after a failed refresh resumes it, `dbt build` runs it
 with its tests, `dbt show` previews it, and `dbt docs generate` lists main with its type
-and columns and none of the bookkeeping tables, which live in a schema of their own."""
+and columns and none of the bookkeeping tables, which live in a schema of their own.
+`dbt run --empty` keeps a built main's rows."""
 
 from __future__ import annotations
 
@@ -95,3 +96,36 @@ class TestDbtCommands:
         own = f"{project.test_schema}_refreshable"
         kept = {row[1] for row in project.run_sql(f"show tables in {own}", fetch="all")}
         assert bookkeeping <= kept, kept
+
+
+class TestEmpty:
+    """`--empty` makes every ref read no rows (dbt's schema-only run): a refresh to that
+    would delete all of main, so the run keeps main and commits nothing; with
+    `--full-refresh` main is rebuilt empty, as a `table` is, and the next run fills it."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "upstream.sql": "{{ config(materialized='table') }} "
+            "select cast(id as int) as id from range({{ var('day', 1) * 10 }}) as r(id)",
+            "copied.sql": "{{ config(materialized='refreshable', unique_key='id') }} "
+            "select id, concat('v', cast(id as string)) as value from {{ ref('upstream') }}",
+        }
+
+    def test_empty_keeps_main_and_full_refresh_rebuilds_it_empty(self, project, spark):
+        main = f"{project.test_schema}.copied"
+
+        def version() -> int:
+            return spark.sql(f"DESCRIBE HISTORY {main} LIMIT 1").collect()[0]["version"]
+
+        run_dbt(["run", "--vars", "day: 1"])
+        built = version()
+        results = run_dbt(["run", "--empty", "--vars", "day: 2"])
+        kept = next(r for r in results if r.node.name == "copied")
+        assert kept.adapter_response["_message"] == "SKIPPED (--empty: main kept)"
+        assert spark.table(main).count() == 10 and version() == built
+
+        run_dbt(["run", "--empty", "--full-refresh", "--select", "copied"])
+        assert spark.table(main).count() == 0 and spark.table(main).columns == ["id", "value"]
+        [filled] = run_dbt(["run", "--select", "copied", "--vars", "day: 2"])
+        assert filled.adapter_response["rows_inserted"] == 20 == spark.table(main).count()

@@ -150,9 +150,10 @@ def run_refresh(
     job: Any = None,
 ) -> dict[str, Any]:
     """Refresh one model. ``request``: model, schema, identifier, config, full_refresh,
-    invocation_id, and for a SQL model its compiled ``sql``. ``snapshot`` evaluates a
-    Python model (called at most once, only when a new cycle loads); a SQL model's is
-    ``spark.sql(sql)``. ``job``: the JobContext whose ``cancelled`` event stops the merge."""
+    empty (dbt's ``--empty``), invocation_id, and for a SQL model its compiled ``sql``.
+    ``snapshot`` evaluates a Python model (called at most once, only when a new cycle
+    loads); a SQL model's is ``spark.sql(sql)``. ``job``: the JobContext whose ``cancelled``
+    event stops the merge."""
     sql = request.get("sql")
     if snapshot is None:
         if sql is None:
@@ -167,7 +168,10 @@ def run_refresh(
         job=job,
         sql=sql,
     )
-    return run.execute(snapshot, full_refresh=bool(request.get("full_refresh")))
+    full_refresh = bool(request.get("full_refresh"))
+    if request.get("empty") and not full_refresh and table_exists(spark, run.tables.main):
+        return run.skip_for_empty()
+    return run.execute(snapshot, full_refresh=full_refresh)
 
 
 class RefreshRun:
@@ -328,14 +332,14 @@ class RefreshRun:
                 self.report.say(
                     f"refreshed at most every {config.refresh_every:.0f}s: due at {when}"
                 )
-                return self._skip_result(state, f"fresh, next due at {when}"), state
+                return self._skip_result(f"fresh, next due at {when}", state), state
         inputs = self._read_inputs(snapshot)
         if inputs is not None:
             recorded = Recorded.parse(state.last_inputs)
             reason = reason_to_refresh(self.spark, self.tables.main, recorded, inputs)
             if reason is None:
                 self.report.say("nothing the model reads changed since the last cycle")
-                return self._skip_result(state, "inputs unchanged"), state
+                return self._skip_result("inputs unchanged", state), state
             self.report.say(f"refreshing: {reason}")
         return None, state
 
@@ -357,12 +361,19 @@ class RefreshRun:
                 self.report.say(f"refreshing every run: {self._inputs}")
         return self._inputs if isinstance(self._inputs, Inputs) else None
 
+    def skip_for_empty(self) -> dict[str, Any]:
+        """dbt's ``--empty`` (a schema-only run: every ref reads no rows) on a built main:
+        a refresh would make main the empty snapshot, deleting every row, so main is kept
+        and nothing is read or committed (``--full-refresh --empty`` rebuilds it empty)."""
+        self.report.say("--empty: the model's refs read no rows; main is kept as it is")
+        return self._skip_result("--empty: main kept")
+
     @staticmethod
-    def _skip_result(state: Any, why: str) -> dict[str, Any]:
+    def _skip_result(why: str, state: Any = None) -> dict[str, Any]:
         return {
             "_message": f"SKIPPED ({why})",
             "skipped": True,
-            "refresh_id": state.last_refresh_id,
+            "refresh_id": None if state is None else state.last_refresh_id,
             "rows_affected": 0,
         }
 

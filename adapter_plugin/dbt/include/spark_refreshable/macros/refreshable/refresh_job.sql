@@ -9,6 +9,7 @@
     'identifier': relation.identifier,
     'config': refresh_config,
     'full_refresh': should_full_refresh(),
+    'empty': flags.EMPTY is true,
     'invocation_id': invocation_id,
 } -%}
 {%- if language != 'python' %}{% do request.update({'sql': compiled_code}) %}{% endif -%}
