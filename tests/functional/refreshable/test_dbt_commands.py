@@ -14,6 +14,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.tables import table_version
 
 # day 2 updates every third id, deletes 0-9 and inserts 40-49; with `small: true` it merges
 # in chunks of 5 changed rows
@@ -115,15 +116,12 @@ class TestEmpty:
     def test_empty_keeps_main_and_full_refresh_rebuilds_it_empty(self, project, spark):
         main = f"{project.test_schema}.copied"
 
-        def version() -> int:
-            return spark.sql(f"DESCRIBE HISTORY {main} LIMIT 1").collect()[0]["version"]
-
         run_dbt(["run", "--vars", "day: 1"])
-        built = version()
+        built = table_version(spark, main)
         results = run_dbt(["run", "--empty", "--vars", "day: 2"])
         kept = next(r for r in results if r.node.name == "copied")
         assert kept.adapter_response["_message"] == "SKIPPED (--empty: main kept)"
-        assert spark.table(main).count() == 10 and version() == built
+        assert spark.table(main).count() == 10 and table_version(spark, main) == built
 
         run_dbt(["run", "--empty", "--full-refresh", "--select", "copied"])
         assert spark.table(main).count() == 0 and spark.table(main).columns == ["id", "value"]

@@ -14,6 +14,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from dbt.adapters.spark_refreshable.engine.comments import main_comments
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from dbt.adapters.spark_refreshable.engine.tables import table_version
 
 DOCUMENTED_SQL = """
 {{ config(materialized='refreshable', unique_key='id', vnodes=4,
@@ -72,17 +73,14 @@ class TestPersistDocsAndGrants:
             table, columns = main_comments(spark, main)
             return table, columns["id"][1], columns["value text"][1]
 
-        def version() -> int:
-            return spark.sql(f"DESCRIBE HISTORY {main} LIMIT 1").collect()[0]["version"]
-
         run_dbt(["run", "--select", "documented", "--vars", "day: 1"])
         assert comments() == FIRST_DOCS
         [result] = run_dbt(["run", "--select", "documented", "--vars", "day: 2"])
         assert result.adapter_response["rows_updated"] > 0
         assert comments() == FIRST_DOCS
-        before = version()
+        before = table_version(spark, main)
         run_dbt(["run", "--select", "documented", "--vars", "day: 2"])
-        assert version() == before, "nothing new: no commit to main"
+        assert table_version(spark, main) == before, "nothing new: no commit to main"
 
         write_file(schema_yml(*SECOND_DOCS), project.project_root, "models", "schema.yml")
         run_dbt(["run", "--select", "documented", "--vars", "day: 2"])

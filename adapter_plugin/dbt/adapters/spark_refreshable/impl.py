@@ -123,26 +123,26 @@ class SparkRefreshableAdapter(SparkAdapter):
     @available
     def refreshable_persist_docs(
         self, relation: Any, table_comment: str | None, column_comments: dict[str, str]
-    ) -> list[str]:
+    ) -> None:
         """Main's table and column comments set from the model's docs where they differ
-        (see engine.comments); what was changed."""
+        (see engine.comments)."""
         from dbt.adapters.spark_refreshable.engine.comments import persist_comments
 
         main = self._model_tables(relation, None).main
-        return persist_comments(self._engine_session(), main, table_comment, column_comments)
+        persist_comments(self._engine_session(), main, table_comment, column_comments)
 
     @available
     def refreshable_check_grants(self, relation: Any) -> None:
         """Refuse a model's ``grants`` before anything is written when this Spark has no
         SQL access control (Apache Spark's parser refuses GRANT and SHOW GRANTS; dbt-spark
         would fail only after building the table)."""
+        from pyspark.errors import ParseException
+
         from dbt.adapters.spark_refreshable.engine.sql import ident
 
         try:
             self._engine_session().sql(f"SHOW GRANTS ON SCHEMA {ident(relation.schema)}").collect()
-        except Exception as exc:
-            if not any(e in str(exc) for e in ("PARSE_SYNTAX_ERROR", "INVALID_STATEMENT")):
-                return  # understood, so supported; anything else shows when it is applied
+        except ParseException:  # classic and Connect sessions alike; other errors: supported
             raise DbtRuntimeError(
                 f"{relation} sets `grants`, but this Spark has no SQL access control: it "
                 f"does not accept GRANT or SHOW GRANTS (Apache Spark's catalogs have none). "

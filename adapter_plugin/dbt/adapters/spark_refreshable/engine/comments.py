@@ -39,20 +39,16 @@ def persist_comments(
     table: str,
     table_comment: str | None,
     column_comments: dict[str, str],
-) -> list[str]:
+) -> None:
     """Set main's comment to ``table_comment`` (None or empty: leave it) and each column's
     in ``column_comments`` (name -> comment; names matched case-insensitively, columns main
-    lacks and empty comments skipped), where they differ. Returns what was changed."""
+    lacks and empty comments skipped), where they differ."""
     current_table, current_columns = main_comments(spark, table)
-    changed = []
     if table_comment and table_comment != current_table:
         spark.sql(f"COMMENT ON TABLE {table} IS {literal(table_comment)}")
-        changed.append("the table's comment")
     for name, comment in column_comments.items():
         column, current = current_columns.get(name.lower(), (None, None))
         if comment and column is not None and comment != current:
             spark.sql(
                 f"ALTER TABLE {table} ALTER COLUMN {ident(column)} COMMENT {literal(comment)}"
             )
-            changed.append(f"column {column}'s comment")
-    return changed
