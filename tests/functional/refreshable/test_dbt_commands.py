@@ -2,7 +2,8 @@
 by its materialization, `dbt retry` after a failed refresh resumes it, `dbt build` runs it
 with its tests, `dbt show` previews it, and `dbt docs generate` lists main with its type
 and columns and none of the bookkeeping tables, which live in a schema of their own.
-`dbt run --empty` keeps a built main's rows."""
+`dbt run --empty` keeps a built main's rows; `dbt run --sample` refreshes main to the sample,
+and the next run back to the whole."""
 
 from __future__ import annotations
 
@@ -127,3 +128,33 @@ class TestEmpty:
         assert spark.table(main).count() == 0 and spark.table(main).columns == ["id", "value"]
         [filled] = run_dbt(["run", "--select", "copied", "--vars", "day: 2"])
         assert filled.adapter_response["rows_inserted"] == 20 == spark.table(main).count()
+
+
+class TestSample:
+    """`--sample` makes each ref with an `event_time` read a recent slice: main is refreshed
+    to the model's sampled result, as a `table` would be rebuilt from it, and the next run
+    without it, its inputs unchanged, refreshes main back to the whole result (the sampled
+    SQL differs, so the inputs-unchanged skip does not keep the sample)."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "events.sql": "{{ config(materialized='table', event_time='happened_at') }} "
+            "select cast(id as int) as id, current_timestamp() - make_interval(0, 0, 0, id) "
+            "as happened_at from range(10) as r(id)",
+            "recent.sql": "{{ config(materialized='refreshable', unique_key='id') }} "
+            "select id, happened_at from {{ ref('events') }}",
+        }
+
+    def test_a_sampled_run_refreshes_to_the_sample_and_the_next_run_to_the_whole(
+        self, project, spark
+    ):
+        main = f"{project.test_schema}.recent"
+        run_dbt(["run"])
+        assert spark.table(main).count() == 10
+        [sampled] = run_dbt(["run", "--select", "recent", "--sample", "3 days"])
+        assert "REFRESHED" in sampled.adapter_response["_message"]
+        assert 0 < spark.table(main).count() < 10
+        [whole] = run_dbt(["run", "--select", "recent"])
+        assert "REFRESHED" in whole.adapter_response["_message"], whole.adapter_response
+        assert spark.table(main).count() == 10
