@@ -26,37 +26,48 @@ def model(spark):
     return model
 
 
+def race_two_refreshes(model: EngineModel, round_: int) -> None:
+    """Two threads start a refresh of ``model`` at the same moment: exactly one refreshes
+    (main then holds its rows), the other is refused, naming the lock's holder."""
+    start = threading.Barrier(2)
+    outcomes: list[object] = []
+
+    def refresh(tag: str) -> None:
+        def slow_snapshot():
+            time.sleep(2)  # hold the lock long enough for the other to meet it
+            return model.frame([(i, f"{tag}{round_}") for i in range(60)])
+
+        start.wait()
+        try:
+            outcomes.append(model.refresh(slow_snapshot))
+        except LockHeldError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=refresh, args=(t,)) for t in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    refused = [o for o in outcomes if isinstance(o, LockHeldError)]
+    succeeded = [o for o in outcomes if isinstance(o, dict)]
+    assert len(refused) == 1 and len(succeeded) == 1, outcomes
+    message = str(refused[0])
+    assert "is being refreshed by dbt invocation pytest" in message
+    assert "phase REFRESHING since" in message and "refreshable_unlock" in message
+    winner = {v for _, v in model.main()}
+    assert len(winner) == 1 and winner.pop()[1:] == str(round_)
+    assert model.state().phase == "IDLE"
+
+
 def test_two_racing_refreshes_exactly_one_runs(model):
-    """Two threads start a refresh of the same model at the same moment, three times."""
     for round_ in range(3):
-        start = threading.Barrier(2)
-        outcomes: list[object] = []
+        race_two_refreshes(model, round_)
 
-        def refresh(tag: str, start=start, outcomes=outcomes, round_=round_) -> None:
-            def slow_snapshot():
-                time.sleep(2)  # hold the lock long enough for the other to meet it
-                return model.frame([(i, f"{tag}{round_}") for i in range(60)])
 
-            start.wait()
-            try:
-                outcomes.append(model.refresh(slow_snapshot))
-            except LockHeldError as exc:
-                outcomes.append(exc)
-
-        threads = [threading.Thread(target=refresh, args=(t,)) for t in "ab"]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        refused = [o for o in outcomes if isinstance(o, LockHeldError)]
-        succeeded = [o for o in outcomes if isinstance(o, dict)]
-        assert len(refused) == 1 and len(succeeded) == 1, outcomes
-        message = str(refused[0])
-        assert "is being refreshed by dbt invocation pytest" in message
-        assert "phase REFRESHING since" in message and "refreshable_unlock" in message
-        winner = {v for _, v in model.main()}
-        assert len(winner) == 1 and winner.pop()[1:] == str(round_)
-        assert model.state().phase == "IDLE"
+def test_two_racing_first_builds_exactly_one_runs(spark):
+    """Neither finds a state table: one creates it holding its claim, the other finds it
+    claimed."""
+    race_two_refreshes(EngineModel(spark, "id INT, value STRING", unique_key="id"), 0)
 
 
 def hold_lock_from_elsewhere(model, heartbeat_age: float) -> None:

@@ -95,6 +95,8 @@ def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
     # ids 1-39 from the first build on: its range vnodes then cut them into several chunks
     first = [(i, "w", Decimal("1.00"), None) for i in range(1, 40)]
     model.refresh(first)
+    # the state table is created holding the first run's claim: no IDLE row to claim first
+    assert model.table_version("state") == 2, "created claimed (0), FINISHING, IDLE"
     model.refresh(first[1:])  # the first cycle with main to diff against writes changes
     versions = {t: model.table_version(t) for t in ("state", "changes", "progress")}
     model.refresh([(i, "x", Decimal("1.00"), None) for i in range(2, 9)])

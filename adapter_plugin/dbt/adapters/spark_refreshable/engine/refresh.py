@@ -71,12 +71,14 @@ from dbt.adapters.spark_refreshable.engine.state import (
     Lease,
     Owner,
     Phase,
+    State,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
     add_contract_constraints,
     claim_bookkeeping_tables,
     create_or_evolve_main,
+    create_state_table,
     drop_all,
     drop_bookkeeping,
     ensure_bookkeeping_schema,
@@ -216,13 +218,15 @@ class RefreshRun:
             if full_refresh:
                 self._drop_for_full_refresh()
                 outdated = {}
-            ensure_state_table(self.spark, self.tables)
-            read = None
-            if not full_refresh:
-                skipped, read = self._skipped(snapshot)
-                if skipped is not None:
-                    return skipped
-            found = self.lease.acquire(just_read=read)
+            found = self._own_new_state_table()
+            if found is None:
+                ensure_state_table(self.spark, self.tables)
+                read = None
+                if not full_refresh:
+                    skipped, read = self._skipped(snapshot)
+                    if skipped is not None:
+                        return skipped
+                found = self.lease.acquire(just_read=read)
         try:
             self._upgrade_bookkeeping(outdated)
             with Heartbeat(self.lease, self.config.heartbeat_interval):
@@ -237,6 +241,16 @@ class RefreshRun:
             raise
         self.lease.forget()
         return self._result()
+
+    def _own_new_state_table(self) -> State | None:
+        """A model's first run (or one after ``--full-refresh`` dropped the state): the
+        state table is created holding this run's claim, one commit where an existing table
+        takes a read and a compare-and-set. None: the table exists."""
+        if table_exists(self.spark, self.tables.state):
+            return None
+        return self.lease.own_new_table(
+            lambda claimed: create_state_table(self.spark, self.tables, claimed)
+        )
 
     def _upgrade_bookkeeping(self, outdated: dict[str, dict[str, str]]) -> None:
         """Give bookkeeping tables of an earlier version the table properties they lack

@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any
@@ -125,6 +126,12 @@ class State:
     last_result: str | None = None  # JSON: what the last completed refresh did, how long
     last_error: str | None = None  # JSON: the last failed run's message, time, phase
     last_inputs: str | None = None  # JSON: what the last completed cycle read (inputs.Recorded)
+
+    @classmethod
+    def initial(cls) -> State:
+        """The row of a new state table: at rest, never refreshed, its lease version above
+        any that a dropped state table reached (see ``Lease.fence``)."""
+        return cls(lease_version=int(time.time() * 1000))
 
     @property
     def current_phase(self) -> Phase:
@@ -346,6 +353,38 @@ class Lease:
             **changes,
         }
 
+    def _claim_new_cycle(self) -> dict[str, Any]:
+        return self._claim(
+            phase=Phase.REFRESHING.value, refresh_id=uuid.uuid4().hex, started_at=time.time()
+        )
+
+    def own_new_table(self, create: Callable[[State], bool]) -> State | None:
+        """Own a state table that does not exist yet: ``create`` makes it with this run's
+        claim on a new cycle as its one row, in one commit, and says whether it did (of two
+        runs that race to create it, one does). Returns the state as it was before we owned
+        it (``State.initial``), or None when another run created the table first."""
+        initial = State.initial()
+        claimed = replace(
+            initial,
+            lease_version=initial.lease_version + 1,
+            **self._claim_new_cycle(),
+        )
+        with _ACTIVE_LOCK:  # as in acquire: alive before the claim can be seen
+            _ACTIVE_OWNERS.add(self.me.owner_id)
+        try:
+            created = create(claimed)
+        except BaseException:
+            self.forget()
+            raise
+        if not created:
+            self.forget()
+            return None
+        with self._lock:
+            self.state = claimed
+            self._held_version = claimed.lease_version
+            self._log_rows = 1
+        return initial
+
     def acquire(self, attempts: int = 5, just_read: State | None = None) -> State:
         """Own the state: start a cycle from IDLE, or take over from a gone owner.
         ``just_read``: the state as this run has just read it, to try first (the
@@ -360,11 +399,7 @@ class Lease:
             else:
                 found = self.read()
             if found.current_phase is Phase.IDLE:
-                changes = self._claim(
-                    phase=Phase.REFRESHING.value,
-                    refresh_id=uuid.uuid4().hex,
-                    started_at=time.time(),
-                )
+                changes = self._claim_new_cycle()
             elif owner_is_alive(found, self.me, self.lock_timeout, time.time()):
                 raise self.held_error(found)
             else:

@@ -11,7 +11,6 @@ materialization) is adopted as it is.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,23 +193,28 @@ def ensure_bookkeeping_schema(spark: Any, tables: ModelTables) -> None:
 
 
 def ensure_state_table(spark: Any, tables: ModelTables) -> None:
-    """Create the state table with its one IDLE row, atomically (CTAS): of two runs that
-    race to create it, one creates it and the other finds it."""
+    """Create the state table with its one IDLE row, or bring an existing one up to
+    STATE_COLUMNS."""
     if table_exists(spark, tables.state):
         _add_missing_state_columns(spark, tables)
-        return
-    # the lease version starts above any a dropped state table reached: see state.fence
-    initial = State(lease_version=int(time.time() * 1000))
+    else:
+        create_state_table(spark, tables, State.initial())
+
+
+def create_state_table(spark: Any, tables: ModelTables, row: State) -> bool:
+    """Create the state table holding ``row``, atomically (CTAS): of two runs that race to
+    create it, one creates it and the other finds it. Whether this call created it."""
     properties = {**BOOKKEEPING_PROPERTIES, OWNER_PROPERTY: state_owner(tables)}
     try:
         spark.sql(
             f"CREATE TABLE {tables.state} USING delta "
-            f"TBLPROPERTIES ({properties_sql(properties)}) AS " + state_row_select(initial)
+            f"TBLPROPERTIES ({properties_sql(properties)}) AS " + state_row_select(row)
         )
-    except Exception as exc:
+    except Exception:
         if not table_exists(spark, tables.state):
             raise
-        del exc  # another run created it first
+        return False  # another run created it first
+    return True
 
 
 def _add_missing_state_columns(spark: Any, tables: ModelTables) -> None:
