@@ -10,6 +10,8 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     SchemaChangeError,
     SnapshotRejectedError,
 )
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel
 
 GOOD = [(i, f"v{i}", float(i)) for i in range(10)]
@@ -177,3 +179,16 @@ def test_schema_changes_follow_on_schema_change(spark):
     with pytest.raises(SchemaChangeError, match=r"id \(int -> bigint\)"):
         model.refresh(changed)
     assert model.main() == sorted(changed)
+
+
+@pytest.mark.parametrize("identifier", ["orders v2", "orders-v2", "ordérs"])
+def test_a_name_the_catalog_refuses_is_refused_with_the_way_out(spark, identifier):
+    """Spark's session catalog takes table names of letters, digits and _ only (as for a
+    `table` model): the alias is named, with what to change, and nothing is created."""
+    model = EngineModel(spark, "id INT", unique_key="id")
+    model.tables = ModelTables(model.tables.schema, identifier)
+    with pytest.raises(ConfigError, match=r"Give the model an `alias` \(and `schema`\)") as refused:
+        model.refresh([(1,)])
+    assert identifier in str(refused.value) and "No table was created" in str(refused.value)
+    roles = ("main", "staging", "changes", "progress", "state")
+    assert not any(table_exists(spark, getattr(model.tables, role)) for role in roles)

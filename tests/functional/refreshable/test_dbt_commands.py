@@ -3,7 +3,8 @@ by its materialization, `dbt retry` after a failed refresh resumes it, `dbt buil
 with its tests, `dbt show` previews it, and `dbt docs generate` lists main with its type
 and columns and none of the bookkeeping tables, which live in a schema of their own.
 `dbt run --empty` keeps a built main's rows; `dbt run --sample` refreshes main to the sample,
-and the next run back to the whole."""
+and the next run back to the whole. A model with an alias and a custom schema refreshes and
+proves as any other."""
 
 from __future__ import annotations
 
@@ -158,3 +159,37 @@ class TestSample:
         [whole] = run_dbt(["run", "--select", "recent"])
         assert "REFRESHED" in whole.adapter_response["_message"], whole.adapter_response
         assert spark.table(main).count() == 10
+
+
+class TestAliasAndCustomSchema:
+    """A model with an `alias` in mixed case, a custom `schema`, a key spelled in another
+    case and a column named with a space and an emoji: main is the alias in
+    `<schema>_marts`, its bookkeeping in `<schema>_marts_refreshable`, and every day's
+    refresh proves equal to the snapshot."""
+
+    @pytest.fixture(scope="class")
+    def models(self):
+        return {
+            "orders.sql": "{{ config(materialized='refreshable', unique_key='ID', "
+            "alias='Orders_V2', schema='marts') }} select cast(id as int) as id, "
+            "concat('v', cast(id * {{ var('day', 1) }} as string)) as `Value 💥` "
+            "from range({{ var('day', 1) }}, 20) as r(id)",
+            "schema.yml": "version: 2\nmodels:\n  - name: orders\n"
+            "    data_tests: [refreshable_matches_snapshot]\n",
+        }
+
+    def test_main_takes_the_alias_in_the_custom_schema(self, project, spark):
+        schema = f"{project.test_schema}_marts"
+        run_dbt(["run", "--vars", "day: 1"])
+        [changed] = run_dbt(["run", "--vars", "day: 2"])
+        assert changed.adapter_response["_message"].startswith("REFRESHED +0 ~18 -1")
+        rows = spark.sql(f"SELECT * FROM {schema}.orders_v2").collect()
+        assert sorted((r[0], r[1]) for r in rows) == [(i, f"v{i * 2}") for i in range(2, 20)]
+        assert [c.lower() for c in spark.table(f"{schema}.orders_v2").columns] == [
+            "id",
+            "value 💥",
+        ]
+        bookkeeping = {r[1] for r in spark.sql(f"SHOW TABLES IN {schema}_refreshable").collect()}
+        assert "orders_v2__state" in bookkeeping, bookkeeping
+        [proof] = run_dbt(["test"])
+        assert str(proof.status) == "pass"

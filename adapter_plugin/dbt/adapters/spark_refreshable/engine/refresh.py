@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructField, StructType
 
 from dbt.adapters.spark_refreshable.engine import diff, load, progress
@@ -95,6 +96,8 @@ from dbt.adapters.spark_refreshable.engine.tables import (
 )
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 
+# Spark's session catalog (Hive metastore) allows table names of letters, digits and _ only
+INVALID_NAME = "INVALID_SCHEMA_OR_RELATION_NAME"
 CYCLE_FIELDS_CLEARED = dict.fromkeys(
     (
         "refresh_id",
@@ -171,9 +174,19 @@ def run_refresh(
         sql=sql,
     )
     full_refresh = bool(request.get("full_refresh"))
-    if request.get("empty") and not full_refresh and table_exists(spark, run.tables.main):
-        return run.skip_for_empty()
-    return run.execute(snapshot, full_refresh=full_refresh)
+    try:
+        if request.get("empty") and not full_refresh and table_exists(spark, run.tables.main):
+            return run.skip_for_empty()
+        return run.execute(snapshot, full_refresh=full_refresh)
+    except AnalysisException as error:
+        if error.getCondition() != INVALID_NAME:
+            raise
+        # the catalog refuses the names before any table of them can exist
+        raise ConfigError(
+            f"{run.tables.display} cannot be created under that name on this Spark catalog: "
+            f"{message_of(error).splitlines()[0]}. Give the model an `alias` (and `schema`) of "
+            f"letters, digits and underscores. No table was created."
+        ) from None
 
 
 class RefreshRun:
