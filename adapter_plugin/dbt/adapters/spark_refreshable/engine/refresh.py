@@ -77,6 +77,7 @@ from dbt.adapters.spark_refreshable.engine.state import (
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
     add_contract_constraints,
+    add_missing_state_columns,
     claim_bookkeeping_tables,
     create_or_evolve_main,
     create_state_table,
@@ -174,19 +175,9 @@ def run_refresh(
         sql=sql,
     )
     full_refresh = bool(request.get("full_refresh"))
-    try:
-        if request.get("empty") and not full_refresh and table_exists(spark, run.tables.main):
-            return run.skip_for_empty()
-        return run.execute(snapshot, full_refresh=full_refresh)
-    except AnalysisException as error:
-        if error.getCondition() != INVALID_NAME:
-            raise
-        # the catalog refuses the names before any table of them can exist
-        raise ConfigError(
-            f"{run.tables.display} cannot be created under that name on this Spark catalog: "
-            f"{message_of(error).splitlines()[0]}. Give the model an `alias` (and `schema`) of "
-            f"letters, digits and underscores. No table was created."
-        ) from None
+    if request.get("empty") and not full_refresh and table_exists(spark, run.tables.main):
+        return run.skip_for_empty()
+    return run.execute(snapshot, full_refresh=full_refresh)
 
 
 class RefreshRun:
@@ -232,8 +223,8 @@ class RefreshRun:
                 self._drop_for_full_refresh()
                 outdated = {}
             found = self._own_new_state_table()
-            if found is None:
-                ensure_state_table(self.spark, self.tables)
+            if found is None:  # the table exists: one of an earlier version gains columns
+                add_missing_state_columns(self.spark, self.tables)
                 read = None
                 if not full_refresh:
                     skipped, read = self._skipped(snapshot)
@@ -261,9 +252,18 @@ class RefreshRun:
         takes a read and a compare-and-set. None: the table exists."""
         if table_exists(self.spark, self.tables.state):
             return None
-        return self.lease.own_new_table(
-            lambda claimed: create_state_table(self.spark, self.tables, claimed)
-        )
+        try:
+            return self.lease.own_new_table(
+                lambda claimed: create_state_table(self.spark, self.tables, claimed)
+            )
+        except AnalysisException as error:  # a model's first table: no table of it exists
+            if error.getCondition() != INVALID_NAME:
+                raise
+            raise ConfigError(
+                f"{self.tables.display} cannot be created under that name on this Spark "
+                f"catalog: {message_of(error).splitlines()[0]}. Give the model an `alias` (and "
+                f"`schema`) of letters, digits and underscores. No table was created."
+            ) from None
 
     def _upgrade_bookkeeping(self, outdated: dict[str, dict[str, str]]) -> None:
         """Give bookkeeping tables of an earlier version the table properties they lack

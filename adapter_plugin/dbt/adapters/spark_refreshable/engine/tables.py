@@ -196,7 +196,7 @@ def ensure_state_table(spark: Any, tables: ModelTables) -> None:
     """Create the state table with its one IDLE row, or bring an existing one up to
     STATE_COLUMNS."""
     if table_exists(spark, tables.state):
-        _add_missing_state_columns(spark, tables)
+        add_missing_state_columns(spark, tables)
     else:
         create_state_table(spark, tables, State.initial())
 
@@ -217,7 +217,7 @@ def create_state_table(spark: Any, tables: ModelTables, row: State) -> bool:
     return True
 
 
-def _add_missing_state_columns(spark: Any, tables: ModelTables) -> None:
+def add_missing_state_columns(spark: Any, tables: ModelTables) -> None:
     """Bring a state table of an earlier version up to STATE_COLUMNS (new columns only)."""
     present = {name.lower() for name in spark.table(tables.state).columns}
     missing = [(n, t) for n, t in STATE_COLUMNS.items() if n not in present]
