@@ -12,13 +12,17 @@ from dbt.adapters.spark_refreshable.engine import state
 from dbt.adapters.spark_refreshable.engine.errors import LockHeldError
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, Phase
-from dbt.adapters.spark_refreshable.engine.tables import ensure_state_table
+from dbt.adapters.spark_refreshable.engine.tables import (
+    ensure_bookkeeping_schema,
+    ensure_state_table,
+)
 from tests.functional.refreshable.engine_harness import EngineModel
 
 
 @pytest.fixture
 def tables(spark) -> ModelTables:
     tables = EngineModel(spark, "id INT").tables
+    ensure_bookkeeping_schema(spark, tables)  # a refresh makes it; this file may run first
     ensure_state_table(spark, tables)
     return tables
 
