@@ -23,3 +23,17 @@ def test_a_configured_schema_and_the_layout_beside_main():
     assert beside.state == "`shop`.`orders__state`" and beside.main == tables.main
     assert beside.bookkeeping_beside_main
     assert ModelTables("Shop", "orders", "shop").bookkeeping_beside_main
+
+
+def test_bookkeeping_names_fit_a_file_name_whatever_main_is_called():
+    fits = ModelTables("shop", "o" * 245)
+    assert fits.bookkeeping_stem == fits.identifier, "kept while __progress fits 255 bytes"
+    long = ModelTables("shop", "o" * 250)
+    twin = ModelTables("shop", "o" * 249 + "p")  # the same start
+    for tables in (long, twin):
+        bookkeeping = [n for role, n in tables.identifiers().items() if role != "main"]
+        assert all(len(name.encode()) <= 255 for name in bookkeeping), bookkeeping
+    assert long.bookkeeping_stem != twin.bookkeeping_stem
+    assert long.main == f"`shop`.`{'o' * 250}`", "main keeps its name"
+    shouted = ModelTables("shop", "O" * 250)
+    assert shouted.bookkeeping_stem.lower() == long.bookkeeping_stem, "one table, as the catalog"

@@ -192,3 +192,15 @@ def test_a_name_the_catalog_refuses_is_refused_with_the_way_out(spark, identifie
     assert identifier in str(refused.value) and "No table was created" in str(refused.value)
     roles = ("main", "staging", "changes", "progress", "state")
     assert not any(table_exists(spark, getattr(model.tables, role)) for role in roles)
+
+
+def test_an_alias_as_long_as_a_file_name_allows_refreshes(spark):
+    """Main's name may take all of a file name's 255 bytes; its bookkeeping tables, whose
+    names are longer, take a shortened one (start and hash): it failed creating the state
+    table's folder."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.tables = ModelTables(model.tables.schema, model.tables.identifier.ljust(250, "x"))
+    model.refresh([(1, "a"), (2, "b")])
+    model.refresh([(2, "c"), (3, "d")])
+    assert model.main() == [(2, "c"), (3, "d")]
+    assert model.state().phase == "IDLE"

@@ -13,24 +13,35 @@ of the way of the model's schema, its docs and the tools that list it:
 ``analytics_refreshable.orders__state``     phase, lease, last completed snapshot (Delta)
 =========================================== ============================================
 
+A bookkeeping name longer than a file name may be (255 bytes: each table is a folder named
+after it) takes a shortened identifier, its start and a hash of the whole
+(:meth:`ModelTables.bookkeeping_stem`), so that any alias main can have, its bookkeeping
+can too.
+
 Versions up to 0.2 kept the bookkeeping tables beside main (:meth:`ModelTables.beside_main`);
 a run moves them (``refresh.RefreshRun._move_bookkeeping_beside_main``).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 STAGING_SUFFIX = "__staging"
 CHANGES_SUFFIX = "__changes"
 PROGRESS_SUFFIX = "__progress"
 STATE_SUFFIX = "__state"
+SUFFIXES = (STAGING_SUFFIX, CHANGES_SUFFIX, PROGRESS_SUFFIX, STATE_SUFFIX)
 BOOKKEEPING_SCHEMA_SUFFIX = "_refreshable"
 
 VNODE_COLUMN = "__refreshable_vnode"
 HASH_COLUMN = "__refreshable_hash"
 OP_COLUMN = "__refreshable_op"
 RESERVED_PREFIX = "__refreshable_"
+
+# a table's folder is named after it: most file systems allow names of 255 bytes
+MAX_NAME_BYTES = 255
+STEM_HASH_CHARS = 12
 
 
 def quote(part: str) -> str:
@@ -57,6 +68,18 @@ class ModelTables:
     def bookkeeping_beside_main(self) -> bool:
         return self.bookkeeping.lower() == self.schema.lower()
 
+    @property
+    def bookkeeping_stem(self) -> str:
+        """The identifier the bookkeeping names start with: main's, unless its longest
+        bookkeeping name would pass MAX_NAME_BYTES; then its start and a hash of the whole
+        (lower case, as the catalog compares names)."""
+        room = MAX_NAME_BYTES - max(len(s) for s in SUFFIXES)
+        if len(self.identifier.encode()) <= room:
+            return self.identifier
+        digest = hashlib.sha256(self.identifier.lower().encode()).hexdigest()[:STEM_HASH_CHARS]
+        start = self.identifier.encode()[: room - STEM_HASH_CHARS - 1]
+        return f"{start.decode(errors='ignore')}_{digest}"
+
     def _name(self, identifier: str) -> str:
         return f"{quote(self.bookkeeping)}.{quote(identifier)}"
 
@@ -66,19 +89,19 @@ class ModelTables:
 
     @property
     def staging(self) -> str:
-        return self._name(self.identifier + STAGING_SUFFIX)
+        return self._name(self.bookkeeping_stem + STAGING_SUFFIX)
 
     @property
     def changes(self) -> str:
-        return self._name(self.identifier + CHANGES_SUFFIX)
+        return self._name(self.bookkeeping_stem + CHANGES_SUFFIX)
 
     @property
     def progress(self) -> str:
-        return self._name(self.identifier + PROGRESS_SUFFIX)
+        return self._name(self.bookkeeping_stem + PROGRESS_SUFFIX)
 
     @property
     def state(self) -> str:
-        return self._name(self.identifier + STATE_SUFFIX)
+        return self._name(self.bookkeeping_stem + STATE_SUFFIX)
 
     def role_name(self, role: str) -> str:
         """The quoted name of the table of ``role`` (a key of :meth:`identifiers`)."""
@@ -97,8 +120,8 @@ class ModelTables:
         """Unquoted identifiers per role, for the Jinja side (tests, operations)."""
         return {
             "main": self.identifier,
-            "staging": self.identifier + STAGING_SUFFIX,
-            "changes": self.identifier + CHANGES_SUFFIX,
-            "progress": self.identifier + PROGRESS_SUFFIX,
-            "state": self.identifier + STATE_SUFFIX,
+            "staging": self.bookkeeping_stem + STAGING_SUFFIX,
+            "changes": self.bookkeeping_stem + CHANGES_SUFFIX,
+            "progress": self.bookkeeping_stem + PROGRESS_SUFFIX,
+            "state": self.bookkeeping_stem + STATE_SUFFIX,
         }
