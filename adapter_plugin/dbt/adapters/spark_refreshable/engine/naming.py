@@ -27,11 +27,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-STAGING_SUFFIX = "__staging"
-CHANGES_SUFFIX = "__changes"
-PROGRESS_SUFFIX = "__progress"
-STATE_SUFFIX = "__state"
-SUFFIXES = (STAGING_SUFFIX, CHANGES_SUFFIX, PROGRESS_SUFFIX, STATE_SUFFIX)
+# each bookkeeping table's role and the suffix its name adds to the model's
+BOOKKEEPING_SUFFIXES = {
+    "staging": "__staging",
+    "changes": "__changes",
+    "progress": "__progress",
+    "state": "__state",
+}
 BOOKKEEPING_SCHEMA_SUFFIX = "_refreshable"
 
 VNODE_COLUMN = "__refreshable_vnode"
@@ -73,7 +75,7 @@ class ModelTables:
         """The identifier the bookkeeping names start with: main's, unless its longest
         bookkeeping name would pass MAX_NAME_BYTES; then its start and a hash of the whole
         (lower case, as the catalog compares names)."""
-        room = MAX_NAME_BYTES - max(len(s) for s in SUFFIXES)
+        room = MAX_NAME_BYTES - max(map(len, BOOKKEEPING_SUFFIXES.values()))
         if len(self.identifier.encode()) <= room:
             return self.identifier
         digest = hashlib.sha256(self.identifier.lower().encode()).hexdigest()[:STEM_HASH_CHARS]
@@ -89,19 +91,19 @@ class ModelTables:
 
     @property
     def staging(self) -> str:
-        return self._name(self.bookkeeping_stem + STAGING_SUFFIX)
+        return self.role_name("staging")
 
     @property
     def changes(self) -> str:
-        return self._name(self.bookkeeping_stem + CHANGES_SUFFIX)
+        return self.role_name("changes")
 
     @property
     def progress(self) -> str:
-        return self._name(self.bookkeeping_stem + PROGRESS_SUFFIX)
+        return self.role_name("progress")
 
     @property
     def state(self) -> str:
-        return self._name(self.bookkeeping_stem + STATE_SUFFIX)
+        return self.role_name("state")
 
     def role_name(self, role: str) -> str:
         """The quoted name of the table of ``role`` (a key of :meth:`identifiers`)."""
@@ -118,10 +120,8 @@ class ModelTables:
 
     def identifiers(self) -> dict[str, str]:
         """Unquoted identifiers per role, for the Jinja side (tests, operations)."""
+        stem = self.bookkeeping_stem
         return {
             "main": self.identifier,
-            "staging": self.bookkeeping_stem + STAGING_SUFFIX,
-            "changes": self.bookkeeping_stem + CHANGES_SUFFIX,
-            "progress": self.bookkeeping_stem + PROGRESS_SUFFIX,
-            "state": self.bookkeeping_stem + STATE_SUFFIX,
+            **{role: stem + suffix for role, suffix in BOOKKEEPING_SUFFIXES.items()},
         }
