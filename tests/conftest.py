@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.profiles import render_target, with_jvm_options
+from tests.support.profiles import SUITE_SESSION_SETTINGS, render_target, with_jvm_options
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -45,7 +45,9 @@ def spark_data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def dbt_profile_target(spark_data_dir):
-    return render_target(spark_data_dir, threads=4)
+    target = render_target(spark_data_dir, threads=4)
+    target["server_side_parameters"].update(SUITE_SESSION_SETTINGS)
+    return target
 
 
 @pytest.fixture(scope="session")

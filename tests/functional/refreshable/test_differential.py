@@ -37,6 +37,8 @@ FEATURES_OFF = [f for f in os.environ.get("REFRESHABLE_DIFF_FEATURES_OFF", "").s
 MODELS = math.ceil(CASES / CASES_PER_MODEL)
 # small chunks: every refresh (400-640 changed rows) applies its changes in two or three chunks
 CHUNK_ROWS = 250
+# more shuffle partitions than the suite's sessions have (one, tests/support/profiles.py)
+SHUFFLE_PARTITIONS = "3"
 
 
 def run_days(engine: EngineModel, model: GeneratedModel) -> list[str]:
@@ -56,6 +58,17 @@ def run_days(engine: EngineModel, model: GeneratedModel) -> list[str]:
             case = f" case {key[0]} ({model.case(key[0]).scenario})" if key else ""
             report.append(f"day {day}{case}: {what}")
     return report
+
+
+@pytest.fixture(autouse=True, scope="module")
+def spread_over_partitions(spark):
+    """The engine's joins and aggregations in several partitions, as on a cluster: code
+    right only in one partition fails here."""
+    conf = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(conf)
+    spark.conf.set(conf, SHUFFLE_PARTITIONS)
+    yield
+    spark.conf.set(conf, before)
 
 
 def assert_no_divergence(model: GeneratedModel, report: list[str]) -> None:
