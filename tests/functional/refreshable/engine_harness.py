@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
@@ -81,12 +81,22 @@ class EngineModel:
     def state(self) -> State:
         return Lease(self.spark, self.tables.state, Owner.this_process("pytest"), 300).read()
 
+    def cycle_to_resume(self) -> LoadedCycle | None:
+        """The cycle the next run resumes (its plan committed), if any."""
+        return resumable_cycle(self.spark, self.tables, self.state())
+
+    def chunks_planned(self) -> int:
+        """The chunk count of the cycle the next run resumes."""
+        cycle = self.cycle_to_resume()
+        assert cycle is not None, f"no cycle to resume; the state is {self.state().phase}"
+        return len(cycle.plan["chunks"])
+
     def layout(self) -> VnodeLayout:
         """The vnode layout of the cycle in progress, else of the last completed one."""
         state = self.state()
-        if state.cycle_plan:
-            stored = json.loads(state.cycle_plan).get("vnode_layout")
-            return VnodeLayout.from_json(stored, self.config["vnodes"])
+        cycle = resumable_cycle(self.spark, self.tables, state)
+        if cycle is not None:
+            return VnodeLayout.from_json(cycle.plan.get("vnode_layout"), cycle.vnodes)
         last = LastSnapshot.parse(state.last_columns)
         return (last and last.layout()) or VnodeLayout(self.config["vnodes"])
 

@@ -4,7 +4,6 @@ another run wrote to it."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -124,7 +123,7 @@ def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_c
     with pytest.raises(LeaseLostError, match="lost the refresh lock"):
         model.refresh(changed, merge_chunk_rows=20, checkpoint_interval=0)
     state = model.state()
-    assert state.phase == "FINISHING" and state.owner_id is None, "left for the next run"
+    assert state.owner_id is None and model.cycle_to_resume() is not None, "left to resume"
     monkeypatch.undo()
     result = model.refresh(lambda: pytest.fail("resumes, does not reload"))
     assert result["resumed"] is True and model.main() == sorted(changed)
@@ -142,7 +141,7 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
         record_chunks(*args, **kwargs)
         if vandalised:
             return
-        last = json.loads(model.state().cycle_plan)["chunks"][-1]
+        last = model.cycle_to_resume().plan["chunks"][-1]
         vnode_of = model.vnodes_of({r[0] for r in ROWS})
         ids = [i for i, v in vnode_of.items() if last[0] <= v <= last[1]]
         model.spark.sql(

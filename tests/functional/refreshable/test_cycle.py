@@ -91,7 +91,7 @@ def test_staging_and_the_change_set_keep_statistics_on_the_vnode_only(model, spa
             assert low <= high and (table == model.tables.changes or low in vnodes), file
 
 
-def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
+def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark):
     # ids 1-39 from the first build on: its range vnodes then cut them into several chunks
     first = [(i, "w", Decimal("1.00"), None) for i in range(1, 40)]
     model.refresh(first)
@@ -99,9 +99,12 @@ def test_a_cycle_makes_three_state_commits_and_empties_nothing(model, spark):
     assert model.table_version("state") == 2, "created claimed (0), FINISHING, IDLE"
     model.refresh(first[1:])  # the first cycle with main to diff against writes changes
     versions = {t: model.table_version(t) for t in ("state", "changes", "progress")}
-    model.refresh([(i, "x", Decimal("1.00"), None) for i in range(2, 9)])
-    assert model.table_version("state") - versions["state"] == 3, "acquire, FINISHING, IDLE"
+    result = model.refresh([(i, "x", Decimal("1.00"), None) for i in range(2, 9)])
+    assert model.table_version("state") - versions["state"] == 2, "acquire, IDLE"
     assert model.table_version("changes") - versions["changes"] == 1, "overwritten once"
+    # the cycle's plan rides on the change set's commit, not on a state commit
+    tag = spark.sql(f"DESCRIBE HISTORY {model.tables.changes} LIMIT 1").collect()[0]
+    assert tag["userMetadata"].startswith(f"dbt-refreshable:{result['refresh_id']}:plan:"), tag
     assert model.table_version("progress") == versions["progress"], "the move to IDLE is it"
 
     # in chunks, merged within checkpoint_interval: each chunk's own commit is its checkpoint

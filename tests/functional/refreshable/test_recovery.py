@@ -58,9 +58,9 @@ def assert_each_vnode_old_or_new(model, old, new):
 
 def test_crash_before_an_unchanged_cycle_goes_idle_loads_again(model, monkeypatch):
     """A cycle with nothing to merge goes from REFRESHING to IDLE: crashed before IDLE, it
-    left no FINISHING to resume, and the next run loads again."""
+    left no plan to resume, and the next run loads again."""
     crash(model, monkeypatch, "merged", OLD)
-    assert model.state().phase == "REFRESHING"
+    assert model.state().phase == "REFRESHING" and model.cycle_to_resume() is None
     snapshot = RecordingSnapshot(model, NEW)
     result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
     assert snapshot.calls == 1 and result["resumed"] is False
@@ -80,13 +80,27 @@ def test_crash_during_load_discards_staging_and_starts_a_new_cycle(model, monkey
     assert model.state().refresh_id is None and model.state().phase == "IDLE"
 
 
+def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model, monkeypatch):
+    """REFRESHING is resumed only when the change set's commit carries that very cycle's
+    plan: a load that crashed before writing its own leaves an earlier cycle's there."""
+    model.refresh(NEW, merge_chunk_rows=ONE_CHUNK)  # a cycle that writes a change set
+    crash(model, monkeypatch, "loading", OLD)
+    assert model.state().phase == "REFRESHING" and model.cycle_to_resume() is None
+    snapshot = RecordingSnapshot(model, NEWER)
+    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
+    assert snapshot.calls == 1 and result["resumed"] is False
+    assert model.main() == sorted(NEWER)
+
+
 @pytest.mark.parametrize("point", ["finishing", "chunk_committed@2", "chunk_done@2"])
 def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
     model, monkeypatch, point
 ):
     crash(model, monkeypatch, point, NEW)
-    planned = model.state()
-    assert planned.phase == "FINISHING" and planned.chunks_total >= 3
+    # the plan rides on the change set's commit: the state stays REFRESHING throughout
+    assert model.state().phase == "REFRESHING"
+    planned = model.chunks_planned()
+    assert planned >= 3
     assert_each_vnode_old_or_new(model, OLD, NEW)
     snapshot = RecordingSnapshot(model, NEWER)
     result = model.refresh(snapshot)
@@ -95,8 +109,8 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
     assert model.main() == sorted(NEW), "the resumed merge completes the crashed cycle"
     assert (result["rows_inserted"], result["rows_deleted"]) == (30, 20)
     already_done = {"finishing": 0, "chunk_committed@2": 2, "chunk_done@2": 2}[point]
-    assert result["chunks_total"] == planned.chunks_total
-    assert result["chunks_done"] == planned.chunks_total - already_done
+    assert result["chunks_total"] == planned
+    assert result["chunks_done"] == planned - already_done
     # and the next run is an ordinary cycle again
     newer = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
     assert newer["resumed"] is False and model.main() == sorted(NEWER)
@@ -107,7 +121,7 @@ def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatc
     commit in main's history, checkpoints it, and commits only the other chunks; diffing it
     again against main as it is would find nothing to do either."""
     crash(model, monkeypatch, "chunk_committed@1", NEW)
-    version, chunks = model.version(), model.state().chunks_total
+    version, chunks = model.version(), model.chunks_planned()
     result = model.refresh(lambda: pytest.fail("the model must not run"))
     merges = [h for h in model.history() if h["version"] > version]
     assert [h["operation"] for h in merges] == ["MERGE"] * (chunks - 1)
@@ -118,7 +132,7 @@ def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatc
 
 def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model, monkeypatch):
     crash(model, monkeypatch, "merged", NEW)
-    assert model.state().phase == "FINISHING"
+    assert model.cycle_to_resume() is not None
     assert model.main() == sorted(NEW), "the merge was complete"
     version = model.version()
     snapshot = RecordingSnapshot(model, NEWER)

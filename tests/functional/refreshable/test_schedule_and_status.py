@@ -47,7 +47,7 @@ def test_full_refresh_and_a_resumable_merge_run_even_when_fresh(model, monkeypat
     with pytest.raises(InjectedFault):
         model.refresh(DAY2, refresh_every=None, merge_chunk_rows=10)  # crashed mid-merge
     monkeypatch.delenv(FAULT_ENV)
-    result = model.refresh(must_not_run)  # FINISHING: resumed, however fresh the last cycle
+    result = model.refresh(must_not_run)  # left to merge: resumed, however fresh the last
     assert result["resumed"] is True and model.main() == sorted(DAY2)
     result = model.refresh(DAY1, full_refresh=True)
     assert "skipped" not in result and model.main() == sorted(DAY1)

@@ -44,7 +44,7 @@ def crash(model: EngineModel, monkeypatch, point: str, rows) -> None:
 @pytest.mark.parametrize("how", ["dropped", "replaced"])
 def test_item5_main_dropped_or_replaced_while_finishing(model, spark, monkeypatch, how):
     crash(model, monkeypatch, "chunk_done@1", DAY2)
-    assert model.state().phase == "FINISHING"
+    assert model.cycle_to_resume() is not None
     spark.sql(f"DROP TABLE {model.tables.main}")
     if how == "replaced":
         spark.sql(
@@ -102,13 +102,23 @@ def test_item7_status_in_every_phase(spark, monkeypatch):
     assert ": REFRESHING" in status(model)
     crash(model, monkeypatch, "chunk_done@2", DAY2)
     text = status(model)
-    assert ": FINISHING" in text
-    assert f"merge progress: 2/{model.state().chunks_total} chunks done" in text
+    assert ": REFRESHING, merging" in text
+    assert f"merge progress: 2/{model.chunks_planned()} chunks done" in text
     crash(model, monkeypatch, "merged", DAY2)
-    chunks = model.state().chunks_total
-    assert ": FINISHING" in status(model) and f"{chunks}/{chunks} chunks done" in status(model)
+    chunks = model.chunks_planned()
+    text = status(model)
+    assert ": REFRESHING, merging" in text and f"{chunks}/{chunks} chunks done" in text
+    as_json = json.loads(operations.status(model.spark, model.tables, as_json=True))
+    assert as_json["cycle"]["merging"] and as_json["cycle"]["chunks_done"] == chunks
     model.refresh(DAY2)
     assert ": IDLE" in status(model)
+    # a merge that failed is recorded as FINISHING, its plan moved into the state row
+    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT c CHECK (value NOT LIKE 'three%')")
+    with pytest.raises(RefreshError, match="the next `dbt run` resumes it"):
+        model.refresh([(i, f"three {i}") for i in range(10, 60)])
+    text = status(model)
+    assert ": FINISHING, merging" in text, text
+    assert f"merge progress: 0/{model.chunks_planned()} chunks done" in text, text
 
 
 def test_item8_full_refresh_repairs_a_state_table_with_two_rows(model, spark):
@@ -188,12 +198,13 @@ def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(
     model, spark, monkeypatch, rewritten
 ):
     """A run that lost its lease (or a later cycle) rewrites staging or the change set
-    under a cycle in FINISHING: the chunks still merge what the cycle planned. With staging
+    under a cycle left to merge: the chunks still merge what the cycle planned (a resume
+    finds its plan in an earlier commit of the change set). With staging
     rewritten, another writer moved main so that the pending chunks are diffed again."""
     crash(model, monkeypatch, "chunk_done@1", DAY2)
     spark.sql(f"DELETE FROM {getattr(model.tables, rewritten)}")
     if rewritten == "staging":
-        first, last, _ = json.loads(model.state().cycle_plan)["chunks"][-1]
+        first, last, _ = model.cycle_to_resume().plan["chunks"][-1]
         vnode_of = model.vnodes_of({i for i, _ in DAY1})
         pending = next(i for i, _ in DAY1[10:] if first <= vnode_of[i] <= last)  # in main
         spark.sql(f"UPDATE {model.tables.main} SET value = 'other' WHERE id = {pending}")

@@ -15,6 +15,7 @@ One module per job:
 - ``vnodes``: the vnode layout (hash vnodes, or ranges of the first key column).
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.
+- ``cycle_plan``: a loaded cycle's plan, kept in the change set's commit (or FINISHING).
 - ``diff``: the change set (the one diff and change criterion, for a cycle or a chunk).
 - ``merge``: a chunk's changes applied to main in one atomic commit.
 - ``compaction``: main's small files compacted (``OPTIMIZE``) after a cycle that added many.

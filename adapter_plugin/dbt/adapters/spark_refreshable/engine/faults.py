@@ -17,7 +17,7 @@ FAULT_ENV = "DBT_REFRESHABLE_FAULT"
 
 POINTS = (
     "loading",  # staging written, not yet validated: the cycle is still REFRESHING
-    "finishing",  # just moved to FINISHING, before the first chunk
+    "finishing",  # the cycle's plan committed (see cycle_plan), before the first chunk
     "chunk_committed",  # a chunk's main commit is done, its progress write is not
     "chunk_done",  # a chunk's progress is written (mid-merge)
     "merged",  # every chunk merged and checkpointed, state not yet IDLE

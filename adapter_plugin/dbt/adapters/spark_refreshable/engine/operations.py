@@ -8,10 +8,11 @@ import time
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine import progress
+from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
 from dbt.adapters.spark_refreshable.engine.merge import MainHistory
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State, owner_is_alive
+from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, owner_is_alive
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 
 
@@ -46,8 +47,13 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
             "heartbeat_at": state.heartbeat_at,
             "chunks_total": state.chunks_total,
         }
-    if state.phase == "FINISHING":
-        found["cycle"]["chunks_done"] = len(_chunks_done(spark, tables, state))
+    merging = resumable_cycle(spark, tables, state)
+    if merging is not None:
+        found["cycle"].update(
+            merging=True,
+            chunks_total=len(merging.plan["chunks"]),
+            chunks_done=len(_chunks_done(spark, tables, merging)),
+        )
     return found
 
 
@@ -60,16 +66,15 @@ def _where_kept(spark: Any, tables: ModelTables) -> ModelTables:
     return beside
 
 
-def _chunks_done(spark: Any, tables: ModelTables, state: State) -> set[int]:
-    """The chunks of the cycle in FINISHING that are merged: checkpointed, or committed to
+def _chunks_done(spark: Any, tables: ModelTables, cycle: LoadedCycle) -> set[int]:
+    """The chunks of a cycle left to merge that are merged: checkpointed, or committed to
     main (a run's last chunk has no checkpoint)."""
     done: set[int] = set()
     if table_exists(spark, tables.progress):
-        done |= progress.read_checkpoint(spark, tables, state.refresh_id).chunks
+        done |= progress.read_checkpoint(spark, tables, cycle.refresh_id).chunks
     if table_exists(spark, tables.main):
-        base_version = json.loads(state.cycle_plan)["base_version"]
-        history = MainHistory.since(spark, tables, base_version)
-        done |= set(history.committed_chunks(state.refresh_id))
+        history = MainHistory.since(spark, tables, cycle.plan["base_version"])
+        done |= set(history.committed_chunks(cycle.refresh_id))
     return done
 
 
@@ -82,7 +87,8 @@ def status(spark: Any, tables: ModelTables, as_json: bool = False) -> str:
         return f"{tables.display}: not built yet"
     last = found["last_completed"]
     lines = [
-        f"{tables.display}: {found['phase']}",
+        f"{tables.display}: {found['phase']}"
+        + (", merging" if found.get("cycle", {}).get("merging") else ""),
         f"  last completed refresh: {_when(last['at'])}, {last['rows']} rows "
         f"(cycle {last['refresh_id']})",
     ]
@@ -115,8 +121,8 @@ def status(spark: Any, tables: ModelTables, as_json: bool = False) -> str:
 
 
 def unlock(spark: Any, tables: ModelTables, lock_timeout: float | None, force: bool) -> str:
-    """Release the lease. The phase stays: an unowned REFRESHING is discarded by the next
-    run, an unowned FINISHING is resumed."""
+    """Release the lease. The phase stays: the next run resumes an unowned cycle whose plan
+    is committed (see ``cycle_plan``) and discards any other REFRESHING."""
     timeout = float(lock_timeout or DEFAULTS["lock_timeout"])
     tables = _where_kept(spark, tables)
     lease = Lease(spark, tables.state, Owner.this_process("unlock"), timeout)

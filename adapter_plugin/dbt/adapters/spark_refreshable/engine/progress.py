@@ -2,8 +2,8 @@
 
 The plan (contiguous vnode ranges covering every vnode, sized by changed rows, so chunk
 count follows how much changed) is fixed when staging and the change set are whole, and
-travels in the state row's move to FINISHING, in the same commit. A vnode is the unit of
-atomicity: it is merged entirely within one chunk commit or not at all.
+travels in the cycle's plan (``cycle_plan``: the change set's commit, or FINISHING). A
+vnode is the unit of atomicity: it is merged entirely within one chunk commit or not at all.
 
 A chunk's own commit to main is its first checkpoint: it carries the chunk's tag, which a
 resume finds in main's history (``merge.MainHistory.committed_chunks``). The progress table

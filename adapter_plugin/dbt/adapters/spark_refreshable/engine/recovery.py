@@ -1,16 +1,20 @@
 """What a run must do first, given the state it found when it took the lease.
 
-=================  =================================================================
-found              first action
-=================  =================================================================
-IDLE               nothing: a new cycle starts (the lease moved it to REFRESHING)
-REFRESHING         the load of a gone owner may be partial: never merge it. Empty
-                   staging, reset progress, restart the cycle with a new refresh id.
-FINISHING          staging is whole: resume the merge from progress, skipping done
-                   chunks, then IDLE. The model is not run again for that cycle.
-CLEANUP            (left by 0.1.0, whose cleanup emptied tables) finish
-                   it, then start a new cycle: a new cycle never overlaps it.
-=================  =================================================================
+=====================  =============================================================
+found                  first action
+=====================  =============================================================
+IDLE                   nothing: a new cycle starts (the lease moved it to REFRESHING)
+REFRESHING, the        staging and the change set are whole (``cycle_plan``): resume
+change set carries     the merge from progress and main's history, skipping done
+its cycle's plan       chunks, then IDLE. The model is not run again for that cycle.
+REFRESHING, else       the load of a gone owner may be partial: never merge it.
+                       Restart the cycle with a new refresh id; its load overwrites
+                       staging.
+FINISHING              as for a plan in the change set: resume the merge (a first
+                       build's, or one that failed or was stopped).
+CLEANUP                (left by 0.1.0, whose cleanup emptied tables) finish
+                       it, then start a new cycle: a new cycle never overlaps it.
+=====================  =============================================================
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ class Recovery(str, Enum):
     FINISH_CLEANUP = "finish_cleanup"
 
 
-def recovery_for(found: State) -> Recovery:
+def recovery_for(found: State, plan_committed: bool) -> Recovery:
+    """``plan_committed``: the cycle ``found`` holds has its plan committed (FINISHING, or
+    REFRESHING with the plan in the change set's commit)."""
+    if found.current_phase is Phase.REFRESHING and plan_committed:
+        return Recovery.RESUME_MERGE
     return {
         Phase.IDLE: Recovery.NONE,
         Phase.REFRESHING: Recovery.DISCARD_PARTIAL_LOAD,

@@ -1,19 +1,24 @@
 """One run of a refreshable model, start to end: the job the materialization submits.
 
-    acquire lease -> recover (see ``recovery``) -> load -> validate and diff -> FINISHING
+    acquire lease -> recover (see ``recovery``) -> load -> validate and diff
+      -> the change set written, the cycle's plan in its commit (``cycle_plan``)
       -> merge chunk by chunk (checkpoint, heartbeat, cancellation between chunks)
          (the last chunk's checkpoint is the move to IDLE)
       -> IDLE, the snapshot's summary stored in the same commit
 
-A cycle with nothing to merge (no changed row) goes from REFRESHING to IDLE directly: there
-is nothing to resume, and a crash before IDLE loads again.
+The state stays REFRESHING from the lease to IDLE: a crash once the change set is written
+leaves a cycle the next run resumes from the change set's commit. A first build has no
+change set (staging is the change set) and records its plan by moving to FINISHING. A cycle
+with nothing to merge (no changed row) goes from REFRESHING to IDLE directly: there is
+nothing to resume, and a crash before IDLE loads again.
 
 Nothing is ever emptied: the next cycle overwrites staging and the change set, and its first
 checkpoint replaces the progress rows of the cycles before it, also after a discarded cycle.
 
 On a failure the run gives its lease up so that the next run can go on at once: a failed
-load goes back to IDLE (staging is rewritten next time); a failed or cancelled merge stays
-in FINISHING and is resumed. A lost lease stops the run without touching anything.
+load goes back to IDLE (staging is rewritten next time); a failed or cancelled merge is
+recorded as FINISHING, with its plan, and resumed. A lost lease stops the run without
+touching anything.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -36,6 +40,11 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     fence_app_id,
 )
 from dbt.adapters.spark_refreshable.engine.compaction import MainFiles, compact_main
+from dbt.adapters.spark_refreshable.engine.cycle_plan import (
+    LoadedCycle,
+    committed_cycle,
+    resumable_cycle,
+)
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -112,38 +121,6 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
 )
 
 
-@dataclass(frozen=True)
-class LoadedCycle:
-    """A cycle whose staging and change set are whole: as the move to FINISHING stored it
-    in the state row, or as this run's load left it when it has nothing to merge."""
-
-    refresh_id: str
-    vnodes: int
-    snapshot_rows: int
-    snapshot_checksum: str
-    plan: dict[str, Any]  # the cycle plan: schema, versions, chunks, counts, inputs
-
-    @classmethod
-    def of_state(cls, state: Any) -> LoadedCycle:
-        return cls(
-            state.refresh_id,
-            state.vnodes,
-            state.snapshot_rows,
-            state.snapshot_checksum,
-            json.loads(state.cycle_plan),
-        )
-
-    def state_fields(self) -> dict[str, Any]:
-        """The state row's fields that the move to FINISHING stores (``of_state`` reads
-        them back; refresh_id is already the row's)."""
-        return {
-            "vnodes": self.vnodes,
-            "snapshot_rows": self.snapshot_rows,
-            "snapshot_checksum": self.snapshot_checksum,
-            "cycle_plan": json.dumps(self.plan),
-        }
-
-
 def message_of(error: BaseException) -> str:
     """An error's message without dbt's "Runtime Error" heading."""
     return str(getattr(error, "msg", None) or error)
@@ -211,6 +188,7 @@ class RefreshRun:
         # main's files as this run's load found them, plus its chunks' commits (None: the
         # cycle was loaded by an earlier run; see ``compaction``)
         self._main_files: MainFiles | None = None
+        self._merging: LoadedCycle | None = None  # the cycle being merged, its plan committed
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
@@ -277,19 +255,23 @@ class RefreshRun:
                     self.report.say(f"{name} keeps its table properties: {message_of(error)[:300]}")
 
     def _run(self, found: Any, snapshot: Callable[[], Any]) -> None:
-        recovery = recovery_for(found)
+        resumable = resumable_cycle(self.spark, self.tables, found)
+        recovery = recovery_for(found, resumable is not None)
         if recovery is not Recovery.NONE:
             self.report.say(describe(recovery, found))
         if recovery is Recovery.RESUME_MERGE:
-            discard = self._reason_to_discard(self.lease.state)
+            discard = self._reason_to_discard(resumable)
             if discard is None:
                 self.result["resumed"] = True
-                self._merge_and_clean_up(LoadedCycle.of_state(self.lease.state))
+                self._merge_and_clean_up(resumable)
                 return
             self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
             with self.clock.measure("bookkeeping"):  # its change set and progress are overwritten
-                new_cycle = {"refresh_id": uuid.uuid4().hex, "started_at": time.time()}
-                self.lease.transition(Phase.REFRESHING, **{**CYCLE_FIELDS_CLEARED, **new_cycle})
+                if found.current_phase is Phase.FINISHING:
+                    new_cycle = {"refresh_id": uuid.uuid4().hex, "started_at": time.time()}
+                    self.lease.transition(Phase.REFRESHING, **{**CYCLE_FIELDS_CLEARED, **new_cycle})
+                else:
+                    self.lease.restart_cycle()
         elif recovery is Recovery.FINISH_CLEANUP:
             with self.clock.measure("bookkeeping"):
                 self.lease.transition(Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER)
@@ -404,14 +386,14 @@ class RefreshRun:
             "rows_affected": 0,
         }
 
-    def _reason_to_discard(self, state: Any) -> str | None:
-        """Why the cycle in FINISHING cannot be resumed, if it cannot: its merge already
+    def _reason_to_discard(self, cycle: LoadedCycle) -> str | None:
+        """Why a cycle left to merge cannot be resumed, if it cannot: its merge already
         failed on resume, its vnode layout (an earlier version's) has bounds its chunks
         cannot slice main by, or main is not the table its change set was diffed against."""
-        stored = json.loads(state.cycle_plan)
+        stored = cycle.plan
         if stored.get("failed_on_resume"):
             return f"its merge failed on resume ({stored['failed_on_resume']})"
-        misread = VnodeLayout.from_json(stored.get("vnode_layout"), state.vnodes).misread_bounds
+        misread = VnodeLayout.from_json(stored.get("vnode_layout"), cycle.vnodes).misread_bounds
         if misread:
             return f"its vnode bounds {misread} are dates Delta's file statistics misread"
         base_version = stored["base_version"]
@@ -440,15 +422,17 @@ class RefreshRun:
                 "refresh_id": state.refresh_id,
             }
             last_error = json.dumps(failure)
-            if state.current_phase is Phase.REFRESHING and self.lease.holds():
+            if self._merging is not None:
+                guidance, cycle = self._after_failed_merge(self._merging, error)
+                fields = {**cycle.state_fields(), "last_error": last_error}
+                if state.current_phase is Phase.FINISHING:
+                    self.lease.release(**fields)
+                else:  # the plan was only in the change set's commit: the state keeps it now
+                    self.lease.transition(Phase.FINISHING, **fields, **RELEASED_OWNER)
+            elif state.current_phase is Phase.REFRESHING and self.lease.holds():
                 self.lease.transition(
                     Phase.IDLE, **CYCLE_FIELDS_CLEARED, **RELEASED_OWNER, last_error=last_error
                 )
-            elif state.current_phase is Phase.FINISHING and not isinstance(
-                error, (RefreshCancelledError, KeyboardInterrupt)
-            ):
-                guidance, changes = self._after_failed_merge(state, error)
-                self.lease.release(**changes, last_error=last_error)
             else:
                 self.lease.release(last_error=last_error)
         except Exception as exc:
@@ -457,23 +441,26 @@ class RefreshRun:
             self.lease.forget()
         return guidance
 
-    def _after_failed_merge(self, state: Any, error: BaseException) -> tuple[str, dict]:
-        """A merge failed: the next run resumes it once; if the resume fails too, the run
-        after it discards the cycle and loads a fresh snapshot."""
+    def _after_failed_merge(
+        self, cycle: LoadedCycle, error: BaseException
+    ) -> tuple[str | None, LoadedCycle]:
+        """A merge failed or was stopped: the next run resumes it once; if the resume fails
+        too, the run after it discards the cycle and loads a fresh snapshot. What to tell
+        the user, and the cycle as the state is to keep it."""
+        if isinstance(error, (RefreshCancelledError, KeyboardInterrupt)):
+            return None, cycle  # its message says the next run resumes
         if not self.result["resumed"]:
             return (
-                f"The merge of cycle {state.refresh_id} is checkpointed: the next `dbt run` "
+                f"The merge of cycle {cycle.refresh_id} is checkpointed: the next `dbt run` "
                 f"resumes it. If it fails the same way there, the run after that discards the "
                 f"cycle and loads a fresh snapshot.",
-                {},
+                cycle,
             )
-        stored = json.loads(state.cycle_plan)
-        stored["failed_on_resume"] = message_of(error).split("\n", 1)[0][:300]
         return (
-            f"The merge of cycle {state.refresh_id} failed again on resume. Fix the cause "
+            f"The merge of cycle {cycle.refresh_id} failed again on resume. Fix the cause "
             f"above (the model, or a constraint or rows of {self.tables.display}); the next "
             f"`dbt run` discards this cycle and loads a fresh snapshot.",
-            {"cycle_plan": json.dumps(stored)},
+            cycle.with_plan(failed_on_resume=message_of(error).split("\n", 1)[0][:300]),
         )
 
     # -- Refreshing ------------------------------------------------------------------
@@ -526,41 +513,60 @@ class RefreshRun:
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), layout.count, config.merge_chunk_rows
                 )
-            changes_version = None
-            if base_version is not None and counts.total():
-                with self.clock.measure("fetch"):
-                    found.write(files=len(chunks))
-                    changes_version = table_version(spark, tables.changes)
-        cycle_plan = {
-            **plan.to_json(),
-            "base_version": base_version,
-            "main_id": main_id,
-            "staging_version": staging_version,
-            "changes_version": changes_version,
-            "chunks": [chunk.to_json() for chunk in chunks],
-            "changes": counts.per_vnode,
-            "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(layout.count)],
-            "vnode_layout": layout.to_json(),
-            "inputs": None if inputs is None else inputs.to_json(),
-        }
-        loaded = LoadedCycle(refresh_id, layout.count, staged.rows, staged.checksum, cycle_plan)
-        if not counts.total():  # nothing to resume: no FINISHING, a crash loads again
-            self.report.say(f"staged {staged.rows:,} rows, none changed")
-            return loaded
-        with self.clock.measure("bookkeeping"):
-            progress.ensure_table(spark, tables)
-            self.lease.transition(
-                Phase.FINISHING, chunks_total=len(chunks), **loaded.state_fields()
+            loaded = LoadedCycle(
+                refresh_id,
+                layout.count,
+                staged.rows,
+                staged.checksum,
+                {
+                    **plan.to_json(),
+                    "base_version": base_version,
+                    "main_id": main_id,
+                    "staging_version": staging_version,
+                    "changes_version": None,
+                    "chunks": [chunk.to_json() for chunk in chunks],
+                    "changes": counts.per_vnode,
+                    "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(layout.count)],
+                    "vnode_layout": layout.to_json(),
+                    "inputs": None if inputs is None else inputs.to_json(),
+                },
             )
+            if not counts.total():  # nothing to resume: a crash before IDLE loads again
+                self.report.say(f"staged {staged.rows:,} rows, none changed")
+                return loaded
+            with self.clock.measure("bookkeeping"):
+                progress.ensure_table(spark, tables)
+            if base_version is None:  # a first build: staging is the change set
+                with self.clock.measure("bookkeeping"):
+                    self.lease.transition(Phase.FINISHING, **loaded.state_fields())
+                where = "a move to FINISHING"
+            else:
+                with self.clock.measure("fetch"):
+                    with engine_commit(spark, loaded.changes_tag()):
+                        found.write(files=len(chunks))
+                    loaded = self._as_committed(loaded)
+                where = "the change set's commit"
         self.report.say(
             f"staged {staged.rows:,} rows, {counts.total():,} changed; staging and the change "
-            f"set are whole (FINISHING)"
+            f"set are whole (the cycle's plan is in {where})"
         )
         self.faults.reached("finishing")
         return loaded
 
+    def _as_committed(self, loaded: LoadedCycle) -> LoadedCycle:
+        """The cycle as the change set's commit just written carries it, with that commit's
+        version (which the chunks read): what a resume would find."""
+        committed = committed_cycle(self.spark, self.tables, loaded.refresh_id)
+        if committed is None:  # rewritten more than PLAN_SEARCH times since: not by us
+            raise LeaseLostError(
+                f"{self.tables.changes} was rewritten by other runs right after this run wrote "
+                f"its change set; this run stopped before merging anything. Run it again."
+            )
+        return committed
+
     # -- Merging ---------------------------------------------------------------------
     def _merge_and_clean_up(self, loaded: LoadedCycle) -> None:
+        self._merging = loaded if loaded.plan["chunks"] else None  # else nothing to resume
         stored = loaded.plan
         plan = self._stored_schema_plan(stored)
         base_version = stored["base_version"]
@@ -579,8 +585,15 @@ class RefreshRun:
         )
         chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
         vnode_rows = dict(enumerate(stored["vnode_rows"]))
-        with self.clock.measure("merge"), engine_commit(self.spark, schema_tag(loaded.refresh_id)):
-            create_or_evolve_main(self.spark, self.tables, plan, self.config)
+        with self.clock.measure("merge"):
+            create_or_evolve_main(
+                self.spark,
+                self.tables,
+                plan,
+                self.config,
+                tagged=lambda: engine_commit(self.spark, schema_tag(loaded.refresh_id)),
+                before_alter=self.lease.ensure_held,  # no state commit since the lease's
+            )
         with self.clock.measure("bookkeeping"):
             main_as_merged = self._main_as_merged(stored)
             history = MainHistory.since(self.spark, self.tables, base_version)
@@ -683,6 +696,7 @@ class RefreshRun:
                 last_columns=json.dumps(last_snapshot.to_json()),
                 last_inputs=recorded_inputs,
             )
+        self._merging = None
         if any(counts.values()):  # the cycle's chunks added files to main
             # main's files are known while it holds nothing but this cycle's commits
             self._compact_main(self._main_files if current is not None else None)
@@ -750,7 +764,7 @@ class RefreshRun:
         return None
 
     def _stored_schema_plan(self, stored: dict[str, Any]) -> SchemaPlan:
-        """The schema plan of the cycle in FINISHING. A cycle staged by a version that
+        """The schema plan of a cycle left to merge. A cycle staged by a version that
         stored no types gets them from staging, which holds every planned column."""
         if "schema" not in stored:
             staged = {f.name.lower(): f for f in self.spark.table(self.tables.staging).schema}

@@ -11,7 +11,9 @@ holds ``COMPACT_AT_ROWS`` rows, a change deletes the rows below its own.
 
 Phases and the only transitions allowed::
 
-    IDLE --acquire--> REFRESHING --staging whole--> FINISHING --merged--> IDLE
+    IDLE --acquire--> REFRESHING --merged (the plan in the change set's commit)--> IDLE
+                      REFRESHING --a first build's staging whole--> FINISHING --merged--> IDLE
+                      REFRESHING --merge failed or stopped--> FINISHING
                       REFRESHING --load failed / orphaned--> IDLE
                       FINISHING --main replaced, or merge failed on resume--> REFRESHING
     CLEANUP --> IDLE  (a state left by 0.1.0, which emptied tables there)

@@ -11,6 +11,8 @@ materialization) is adopted as it is.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -443,10 +445,17 @@ def _clustering_columns(detail: Any) -> list[str]:
 
 
 def create_or_evolve_main(
-    spark: Any, tables: ModelTables, plan: SchemaPlan, config: RefreshConfig
+    spark: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    config: RefreshConfig,
+    tagged: Callable[[], AbstractContextManager[None]],
+    before_alter: Callable[[], None],
 ) -> None:
-    """Make main exist with the planned columns, layout and properties. Idempotent: a
-    resumed merge calls it again."""
+    """Make main exist with the planned columns, layout and properties, its statements in
+    the block ``tagged`` opens (``commits.engine_commit``). Idempotent: a resumed merge
+    calls it again. Delta does not fence DDL: ``before_alter`` (the caller's lease check)
+    runs before statements that alter an existing main, outside that block."""
     properties = {**MAIN_PROPERTIES, **config.tblproperties}
     if config.change_data_feed:
         properties["delta.enableChangeDataFeed"] = "true"
@@ -459,34 +468,39 @@ def create_or_evolve_main(
         # cycle diffs against main as the catalog has it, so none of it is lost that way.
         create = "CREATE OR REPLACE TABLE" if location else "CREATE TABLE IF NOT EXISTS"
         at = f"LOCATION {literal(location)} " if location else ""
-        spark.sql(
-            f"{create} {tables.main} USING delta {layout}{at}"
-            f"TBLPROPERTIES ({properties_sql(properties)}) "
-            f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
-        )
+        with tagged():
+            spark.sql(
+                f"{create} {tables.main} USING delta {layout}{at}"
+                f"TBLPROPERTIES ({properties_sql(properties)}) "
+                f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
+            )
         return
     current = {name.lower() for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
     held = table_properties(spark, tables.main)
-    if config.change_data_feed or plan.drop:
-        set_table_properties(spark, tables.main, wanted)
-    else:
-        changed = {k: v for k, v in config.tblproperties.items() if held.get(k) != v}
-        if changed:
-            set_table_properties(spark, tables.main, changed)
-    _drop_stale_constraints(spark, tables.main, held, dict(config.constraints))
+    if not (config.change_data_feed or plan.drop):
+        wanted = {k: v for k, v in config.tblproperties.items() if held.get(k) != v}
+    stale = _stale_constraints(held, dict(config.constraints))
     to_add = [(n, t) for n, t in plan.add if n.lower() not in current]
-    if to_add:
-        spark.sql(
-            f"ALTER TABLE {tables.main} ADD COLUMNS ("
-            + ", ".join(f"{ident(n)} {t}" for n, t in to_add)
-            + ")"
-        )
     to_drop = [n for n in plan.drop if n.lower() in current]
-    if to_drop:
-        spark.sql(
-            f"ALTER TABLE {tables.main} DROP COLUMNS ({', '.join(ident(n) for n in to_drop)})"
-        )
+    if not (wanted or stale or to_add or to_drop):
+        return
+    before_alter()
+    with tagged():
+        if wanted:
+            set_table_properties(spark, tables.main, wanted)
+        if stale:
+            _drop_constraints(spark, tables.main, held, stale)
+        if to_add:
+            spark.sql(
+                f"ALTER TABLE {tables.main} ADD COLUMNS ("
+                + ", ".join(f"{ident(n)} {t}" for n, t in to_add)
+                + ")"
+            )
+        if to_drop:
+            spark.sql(
+                f"ALTER TABLE {tables.main} DROP COLUMNS ({', '.join(ident(n) for n in to_drop)})"
+            )
 
 
 def table_properties(spark: Any, name: str) -> dict[str, str]:
@@ -516,18 +530,19 @@ def _record_managed(spark: Any, main: str, constraints: dict[str, str]) -> None:
     )
 
 
-def _drop_stale_constraints(
-    spark: Any, main: str, held: dict[str, str], wanted: dict[str, str]
-) -> None:
-    """Before a merge: drop the CHECK constraints the engine put on main that the contract
-    no longer has, or has with another expression (they could refuse the snapshot's rows;
+def _stale_constraints(held: dict[str, str], wanted: dict[str, str]) -> list[str]:
+    """The CHECK constraints the engine put on main that the contract no longer has, or has
+    with another expression: dropped before a merge (they could refuse the snapshot's rows;
     the changed ones come back after the merge). A user's own constraints stay."""
     managed = _managed_constraints(held)
-    stale = [name for name, expression in managed.items() if wanted.get(name) != expression]
-    for name in stale:
+    return [name for name, expression in managed.items() if wanted.get(name) != expression]
+
+
+def _drop_constraints(spark: Any, main: str, held: dict[str, str], names: list[str]) -> None:
+    for name in names:
         spark.sql(f"ALTER TABLE {main} DROP CONSTRAINT IF EXISTS {ident(name)}")
-    if stale:
-        _record_managed(spark, main, {n: e for n, e in managed.items() if n not in stale})
+    managed = _managed_constraints(held)
+    _record_managed(spark, main, {n: e for n, e in managed.items() if n not in names})
 
 
 def add_contract_constraints(
