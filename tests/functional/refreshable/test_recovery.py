@@ -56,28 +56,28 @@ def assert_each_vnode_old_or_new(model, old, new):
         assert here in (was, will_be), f"vnode {vnode} is neither old nor new"
 
 
+def assert_the_next_run_loads_afresh(model: EngineModel, rows: list[tuple]) -> None:
+    """REFRESHING with no cycle to resume: the next run evaluates the model, loads ``rows``
+    and ends IDLE."""
+    assert model.state().phase == "REFRESHING" and model.cycle_to_resume() is None
+    snapshot = RecordingSnapshot(model, rows)
+    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
+    assert snapshot.calls == 1 and result["resumed"] is False
+    assert model.main() == sorted(rows)
+    assert model.state().refresh_id is None and model.state().phase == "IDLE"
+
+
 def test_crash_before_an_unchanged_cycle_goes_idle_loads_again(model, monkeypatch):
     """A cycle with nothing to merge goes from REFRESHING to IDLE: crashed before IDLE, it
     left no plan to resume, and the next run loads again."""
     crash(model, monkeypatch, "merged", OLD)
-    assert model.state().phase == "REFRESHING" and model.cycle_to_resume() is None
-    snapshot = RecordingSnapshot(model, NEW)
-    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
-    assert snapshot.calls == 1 and result["resumed"] is False
-    assert model.main() == sorted(NEW)
-    assert model.state().phase == "IDLE"
+    assert_the_next_run_loads_afresh(model, NEW)
 
 
 def test_crash_during_load_discards_staging_and_starts_a_new_cycle(model, monkeypatch):
     crash(model, monkeypatch, "loading", NEW)
-    state = model.state()
-    assert state.phase == "REFRESHING", "the load never finished: still REFRESHING"
     assert model.main() == sorted(OLD), "main untouched by a partial load"
-    snapshot = RecordingSnapshot(model, NEWER)
-    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
-    assert snapshot.calls == 1 and result["resumed"] is False
-    assert model.main() == sorted(NEWER)
-    assert model.state().refresh_id is None and model.state().phase == "IDLE"
+    assert_the_next_run_loads_afresh(model, NEWER)
 
 
 def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model, monkeypatch):
@@ -85,11 +85,7 @@ def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model, 
     plan: a load that crashed before writing its own leaves an earlier cycle's there."""
     model.refresh(NEW, merge_chunk_rows=ONE_CHUNK)  # a cycle that writes a change set
     crash(model, monkeypatch, "loading", OLD)
-    assert model.state().phase == "REFRESHING" and model.cycle_to_resume() is None
-    snapshot = RecordingSnapshot(model, NEWER)
-    result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
-    assert snapshot.calls == 1 and result["resumed"] is False
-    assert model.main() == sorted(NEWER)
+    assert_the_next_run_loads_afresh(model, NEWER)
 
 
 @pytest.mark.parametrize("point", ["finishing", "chunk_committed@2", "chunk_done@2"])
