@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import struct
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -46,6 +47,9 @@ class Features:
     moves: bool = True  # a value moved between adjacent columns of one type
     quoted_names: bool = True  # column names with spaces, punctuation, emoji, mixed case
     variants: bool = True  # VARIANT values (JSON documents), also inside nested types
+    # value columns that appear late, go, come back, change places and change case between
+    # days (a model run under on_schema_change append_new_columns or sync_all_columns)
+    column_changes: bool = True
 
 
 # ---------------------------------------------------------------------------------------
@@ -110,6 +114,16 @@ class Case:
     days: list[list[tuple]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class DayColumns:
+    """The value columns of one day's snapshot: which (indices into the model's
+    ``columns``) in their order, and every column's spelling that day (``case_id`` and the
+    keys first, then those value columns)."""
+
+    present: tuple[int, ...]
+    names: tuple[str, ...]
+
+
 @dataclass
 class GeneratedModel:
     seed: int
@@ -117,6 +131,7 @@ class GeneratedModel:
     keys: list[Column]
     columns: list[Column]
     cases: list[Case]
+    column_days: list[DayColumns] | None = None  # None: every day has every column
 
     @property
     def all_columns(self) -> list[Column]:
@@ -126,18 +141,35 @@ class GeneratedModel:
     def unique_key(self) -> list[str]:
         return ["case_id", *(k.name for k in self.keys)]
 
-    def ddl(self) -> str:
-        return ", ".join(f"{quote(c.name)} {c.type.ddl}" for c in self.all_columns)
+    def ddl(self, day: int | None = None) -> str:
+        """The schema of day ``day``'s snapshot (None: of all columns, in their order)."""
+        fixed = len(self.keys) + 1
+        if day is None or self.column_days is None:
+            columns, names = self.all_columns, [c.name for c in self.all_columns]
+        else:
+            on = self.column_days[day - 1]
+            columns = [*self.all_columns[:fixed], *(self.columns[i] for i in on.present)]
+            names = list(on.names)
+        return ", ".join(f"{quote(n)} {c.type.ddl}" for n, c in zip(names, columns, strict=True))
 
     def day(self, n: int) -> list[tuple]:
-        """Day ``n`` (1-based) of every case, as rows of the whole schema."""
-        return [(case.case_id, *row) for case in self.cases for row in case.days[n - 1]]
+        """Day ``n`` (1-based) of every case, as rows of that day's schema."""
+        rows = [(case.case_id, *row) for case in self.cases for row in case.days[n - 1]]
+        if self.column_days is None:
+            return rows
+        fixed, present = len(self.keys) + 1, self.column_days[n - 1].present
+        return [(*row[:fixed], *(row[fixed + i] for i in present)) for row in rows]
 
     def case(self, case_id: int) -> Case:
         return next(c for c in self.cases if c.case_id == case_id)
 
     def describe(self) -> str:
-        return f"seed={self.seed} features={self.features} schema: {self.ddl()}"
+        days = (
+            ""
+            if self.column_days is None
+            else "".join(f"\nday {n}: {self.ddl(n)}" for n in (1, 2, 3))
+        )
+        return f"seed={self.seed} features={self.features} schema: {self.ddl()}{days}"
 
 
 def quote(name: str) -> str:
@@ -148,12 +180,15 @@ def quote(name: str) -> str:
 
 PLAIN_NAMES = ["amount", "Label", "createdAt", "note", "flags", "payload", "score", "tags"]
 QUOTED_NAMES = ["Col A", "prix (€)", "ünïcödé", "🚀 launch", "a.b", "x`y", "MiXeD Case", "n-1"]
-# key column types, single and composite; together every type a key may have here
+# key column types, composite; together every type a key may have here. The differential
+# test keys the first model on case_id first (range vnodes of an INT) and the others on
+# their generated columns first: range vnodes cut at DATE's calendar edges and at BIGINT's
+# extremes, hash vnodes over a TIMESTAMP.
 KEY_KINDS: list[tuple[str, ...]] = [
-    ("INT",),
-    ("DATE", "STRING"),  # dates at the calendar's edges (CALENDAR_EDGES) among them
-    ("DECIMAL(18,2)", "DOUBLE"),  # a double key: 0.0 and -0.0, NaN, infinities
-    ("TIMESTAMP", "STRING"),
+    ("INT", "BINARY", "BOOLEAN"),
+    ("DATE", "STRING", "SMALLINT"),  # dates at the calendar's edges (CALENDAR_EDGES) among them
+    ("BIGINT", "DECIMAL(18,2)", "DOUBLE"),  # a double key: 0.0 and -0.0, NaN, infinities
+    ("TIMESTAMP", "FLOAT", "TIMESTAMP_NTZ"),
 ]
 # dates that trip calendars: the first and last Spark holds, the Julian-to-Gregorian gap
 # (dates a hybrid calendar lacks; Delta's statistics misread them) and its edges, leap days
@@ -235,7 +270,7 @@ class Generator:
         return StructT(tuple((n, self.type(depth + 1)) for n in names))
 
     def key_columns(self, kinds: tuple[str, ...]) -> list[Column]:
-        names = ["k", "k2"] if not self.f.quoted_names else ["key ü", "Key-2"]
+        names = ["k", "k2", "k3"] if not self.f.quoted_names else ["key ü", "Key-2", "KEY 3 🔑"]
         return [Column(names[i], Atom(ddl, key_kind(ddl))) for i, ddl in enumerate(kinds)]
 
     def value_columns(self, count: int) -> list[Column]:
@@ -432,6 +467,10 @@ class Generator:
         if kind == "string":
             return self.string() + str(self.rng.randint(0, 99))  # never empty
         value = self.atom(Atom(ddl, kind))
+        if kind == "binary":
+            return bytes(value)  # hashable, for ``taken``
+        if kind == "float":  # as FLOAT holds it: two doubles may round to one key
+            value = struct.unpack("f", struct.pack("f", value))[0]
         return NAN if value != value else value
 
     def respelled(self, values: tuple, n: int) -> tuple:
@@ -441,6 +480,32 @@ class Generator:
             return values
         key = tuple(-v if isinstance(v, float) and v == 0.0 else v for v in values[:n])
         return (*key, *values[n:])
+
+    def column_days(self, keys: list[Column], columns: list[Column]) -> list[DayColumns]:
+        """Day 1 lacks a few value columns that come on day 2; day 2 drops a few others,
+        day 3 brings some of them back; from day 2 the columns change places and the case
+        of their names (the keys' too: Spark resolves names case-insensitively)."""
+        rng, n = self.rng, len(columns)
+        late = set(rng.sample(range(n), rng.randint(0, 2)))
+        gone = set(rng.sample(sorted(set(range(n)) - late), rng.randint(1, 3)))
+        back = set(rng.sample(sorted(gone), rng.randint(1, len(gone))))
+        days = [
+            [i for i in range(n) if i not in late],
+            [i for i in range(n) if i not in gone],
+            [i for i in range(n) if i not in gone or i in back],
+        ]
+        fixed = ["case_id", *(k.name for k in keys)]
+        out = [DayColumns(tuple(days[0]), tuple(fixed + [columns[i].name for i in days[0]]))]
+        for present in days[1:]:
+            rng.shuffle(present)
+            names = [*fixed, *(columns[i].name for i in present)]
+            out.append(DayColumns(tuple(present), tuple(self.recased(m) for m in names)))
+        return out
+
+    def recased(self, name: str) -> str:
+        """``name`` in another case, where its case maps both ways (not ß, for one)."""
+        spellings = [name, name.upper(), name.lower(), name.swapcase()]
+        return self.rng.choice([s for s in spellings if s.lower() == name.lower()])
 
     # --- cases -------------------------------------------------------------------------
 
@@ -583,9 +648,13 @@ def key_kind(ddl: str) -> str:
     return {
         "INT": "int",
         "BIGINT": "bigint",
+        "SMALLINT": "smallint",
         "STRING": "string",
+        "BINARY": "binary",
+        "BOOLEAN": "bool",
         "DATE": "date",
         "DOUBLE": "double",
+        "FLOAT": "float",
     }.get(ddl, "decimal" if ddl.startswith("DECIMAL") else "ts")
 
 
@@ -624,14 +693,21 @@ def _canonical_document(doc: Any) -> Any:
 
 
 def generate(
-    seed: int, cases: int, features: Features = Features(), key_kinds: tuple[str, ...] = ("INT",)
+    seed: int,
+    cases: int,
+    features: Features = Features(),
+    key_kinds: tuple[str, ...] = ("INT",),
+    evolve_columns: bool = False,
 ) -> GeneratedModel:
-    """A model of ``cases`` independent cases under one generated schema."""
+    """A model of ``cases`` independent cases under one generated schema; with
+    ``evolve_columns`` (and the ``column_changes`` feature), its value columns change
+    between days (``GeneratedModel.column_days``)."""
     g = Generator(seed, features)
     keys = g.key_columns(key_kinds)
     columns = g.value_columns(g.rng.randint(6, 10))
     generated = [g.case(i, key_kinds, columns) for i in range(cases)]
-    return GeneratedModel(seed, features, keys, columns, generated)
+    days = g.column_days(keys, columns) if evolve_columns and features.column_changes else None
+    return GeneratedModel(seed, features, keys, columns, generated, days)
 
 
 def features_without(*names: str) -> Features:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import VariantVal
 
-from tests.support.snapshots import KEY_KINDS, canonical, from_variant, generate, move
+from tests.support.snapshots import KEY_KINDS, canonical, from_variant, generate, move, quote
 
 
 def test_the_same_seed_generates_the_same_model() -> None:
@@ -83,3 +83,28 @@ def test_generated_variant_arrays_hold_one_type() -> None:
                     seen += 1
                     assert len({kind for kind, _ in array}) <= 1, array
     assert seen > 100
+
+
+def test_column_days_drop_bring_back_move_and_recase_value_columns() -> None:
+    changed = {"late": 0, "gone": 0, "back": 0, "moved": 0, "recased": 0}
+    for seed in range(30):
+        model = generate(seed, 5, key_kinds=KEY_KINDS[1], evolve_columns=True)
+        again = generate(seed, 5, key_kinds=KEY_KINDS[1], evolve_columns=True)
+        assert model.column_days == again.column_days
+        assert generate(seed, 5, key_kinds=KEY_KINDS[1]).column_days is None
+        days = model.column_days
+        fixed = len(model.unique_key)
+        for n, on in enumerate(days, 1):
+            assert len(on.names) == fixed + len(on.present)
+            spots = [model.ddl(n).find(quote(name) + " ") for name in on.names]
+            assert -1 not in spots and spots == sorted(spots), (on.names, model.ddl(n))
+            assert all(len(row) == len(on.names) for row in model.day(n))
+            assert [m.lower() for m in on.names[:fixed]] == [k.lower() for k in model.unique_key]
+        one, two, three = (set(d.present) for d in days)
+        changed["late"] += bool(two - one)
+        changed["gone"] += bool(one - two)
+        changed["back"] += bool((three - two) & one)
+        changed["moved"] += list(days[1].present) != sorted(days[1].present)
+        names = {m.lower(): m for m in days[0].names}
+        changed["recased"] += any(names[m.lower()] != m for m in days[2].names)
+    assert all(count >= 5 for count in changed.values()), changed
