@@ -28,6 +28,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -62,6 +63,7 @@ from dbt.adapters.spark_refreshable.engine.inputs import (
     reason_to_refresh,
 )
 from dbt.adapters.spark_refreshable.engine.merge import (
+    ChunkResult,
     Cycle,
     MainHistory,
     chunk_tag,
@@ -119,6 +121,23 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
         "cycle_plan",
     )
 )
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A snapshot written to staging (``RefreshRun._stage``), and main as its diff finds it:
+    ``base_version`` None when main does not exist; ``index`` main's keys and hashes kept
+    from the last cycle, None when the diff must read main."""
+
+    plan: SchemaPlan
+    layout: VnodeLayout
+    summary: load.StagedSnapshot
+    staging_version: int
+    main_exists: bool
+    base_version: int | None
+    main_id: str | None
+    index: diff.MainIndex | None
+    inputs: Inputs | None
 
 
 def message_of(error: BaseException) -> str:
@@ -465,8 +484,78 @@ class RefreshRun:
 
     # -- Refreshing ------------------------------------------------------------------
     def _load(self, snapshot: Callable[[], Any]) -> LoadedCycle:
+        """Stage the snapshot, diff it against main and commit the cycle's plan: a cycle
+        the next run can resume, or one with nothing to merge."""
         spark, tables, config = self.spark, self.tables, self.config
         refresh_id = self.lease.state.refresh_id
+        staged = self._stage(snapshot)
+        plan, layout, summary = staged.plan, staged.layout, staged.summary
+        with contextlib.ExitStack() as held:
+            with self.clock.measure("diff"):
+                self.result["diff_read_main"] = staged.main_exists and staged.index is None
+                found = held.enter_context(
+                    diff.change_set(spark, tables, plan, layout, staged.base_version, staged.index)
+                )
+                counts = found.counts
+                load.check_delete_guards(
+                    tables, config, summary, counts.total("I"), counts.total("D")
+                )
+                chunks = progress.plan_chunks(
+                    counts.by_vnode(), layout.count, config.merge_chunk_rows
+                )
+            loaded = self._planned(refresh_id, staged, counts, chunks)
+            if not counts.total():  # nothing to resume: a crash before IDLE loads again
+                self.report.say(f"staged {summary.rows:,} rows, none changed")
+                return loaded
+            with self.clock.measure("bookkeeping"):
+                progress.ensure_table(spark, tables)
+            if staged.base_version is None:  # a first build: staging is the change set
+                with self.clock.measure("bookkeeping"):
+                    self.lease.transition(Phase.FINISHING, **loaded.state_fields())
+                where = "a move to FINISHING"
+            else:
+                with self.clock.measure("fetch"):
+                    with engine_commit(spark, loaded.changes_tag()):
+                        found.write(files=len(chunks))
+                    loaded = self._as_committed(loaded)
+                where = "the change set's commit"
+        self.report.say(
+            f"staged {summary.rows:,} rows, {counts.total():,} changed; staging and the change "
+            f"set are whole (the cycle's plan is in {where})"
+        )
+        self.faults.reached("finishing")
+        return loaded
+
+    @staticmethod
+    def _planned(
+        refresh_id: str, staged: Staged, counts: diff.ChangeCounts, chunks: list[progress.Chunk]
+    ) -> LoadedCycle:
+        """The cycle's plan: what its chunks merge, against which versions, and what the
+        cycle read."""
+        summary, layout = staged.summary, staged.layout
+        return LoadedCycle(
+            refresh_id,
+            layout.count,
+            summary.rows,
+            summary.checksum,
+            {
+                **staged.plan.to_json(),
+                "base_version": staged.base_version,
+                "main_id": staged.main_id,
+                "staging_version": staged.staging_version,
+                "changes_version": None,
+                "chunks": [chunk.to_json() for chunk in chunks],
+                "changes": counts.per_vnode,
+                "vnode_rows": [summary.vnode_rows.get(v, 0) for v in range(layout.count)],
+                "vnode_layout": layout.to_json(),
+                "inputs": None if staged.inputs is None else staged.inputs.to_json(),
+            },
+        )
+
+    def _stage(self, snapshot: Callable[[], Any]) -> Staged:
+        """The snapshot written to staging under the cycle's schema plan and vnode layout,
+        summarized and checked against the contract; main as the diff is to find it."""
+        spark, tables, config = self.spark, self.tables, self.config
         with self.clock.measure("load"):
             main_exists = table_exists(spark, tables.main)
             if main_exists and table_format(spark, tables.main) != "delta":
@@ -476,7 +565,9 @@ class RefreshRun:
                     f"`dbt run --full-refresh --select <model>` to rebuild it as refreshable."
                 )
             inputs = self._read_inputs(snapshot)  # before the snapshot reads them
-            self.report.say(f"loading the snapshot into staging (cycle {refresh_id})")
+            self.report.say(
+                f"loading the snapshot into staging (cycle {self.lease.state.refresh_id})"
+            )
             frame = load.as_spark_frame(spark, snapshot())
             plan = load.plan_for(spark, frame, tables, config, main_exists)
             main_detail = table_detail(spark, tables.main) if main_exists else None
@@ -489,69 +580,27 @@ class RefreshRun:
             self.faults.reached("loading")
             base_version = main_version(spark, tables) if main_exists else None
             index = self._main_index(plan, layout, main_detail, base_version)
-            staged, index_found = load.summarize_staging(
+            summary, index_found = load.summarize_staging(
                 spark, tables, plan.keys, None if index is None else index.summary_sql(tables)
             )
             if index is not None and (why := index.mismatch(index_found)) is not None:
                 self.report.say(f"diffing against all of main: {why}")
                 index = None
             load.check_constraints(spark, tables, config.constraints)
-            main_id = None if main_detail is None else str(main_detail["id"])
             self._main_files = (
                 MainFiles(0, 0) if main_detail is None else MainFiles.of_detail(main_detail)
             )
-        with contextlib.ExitStack() as held:
-            with self.clock.measure("diff"):
-                self.result["diff_read_main"] = main_exists and index is None
-                found = held.enter_context(
-                    diff.change_set(spark, tables, plan, layout, base_version, index)
-                )
-                counts = found.counts
-                load.check_delete_guards(
-                    tables, config, staged, counts.total("I"), counts.total("D")
-                )
-                chunks = progress.plan_chunks(
-                    counts.by_vnode(), layout.count, config.merge_chunk_rows
-                )
-            loaded = LoadedCycle(
-                refresh_id,
-                layout.count,
-                staged.rows,
-                staged.checksum,
-                {
-                    **plan.to_json(),
-                    "base_version": base_version,
-                    "main_id": main_id,
-                    "staging_version": staging_version,
-                    "changes_version": None,
-                    "chunks": [chunk.to_json() for chunk in chunks],
-                    "changes": counts.per_vnode,
-                    "vnode_rows": [staged.vnode_rows.get(v, 0) for v in range(layout.count)],
-                    "vnode_layout": layout.to_json(),
-                    "inputs": None if inputs is None else inputs.to_json(),
-                },
-            )
-            if not counts.total():  # nothing to resume: a crash before IDLE loads again
-                self.report.say(f"staged {staged.rows:,} rows, none changed")
-                return loaded
-            with self.clock.measure("bookkeeping"):
-                progress.ensure_table(spark, tables)
-            if base_version is None:  # a first build: staging is the change set
-                with self.clock.measure("bookkeeping"):
-                    self.lease.transition(Phase.FINISHING, **loaded.state_fields())
-                where = "a move to FINISHING"
-            else:
-                with self.clock.measure("fetch"):
-                    with engine_commit(spark, loaded.changes_tag()):
-                        found.write(files=len(chunks))
-                    loaded = self._as_committed(loaded)
-                where = "the change set's commit"
-        self.report.say(
-            f"staged {staged.rows:,} rows, {counts.total():,} changed; staging and the change "
-            f"set are whole (the cycle's plan is in {where})"
+        return Staged(
+            plan,
+            layout,
+            summary,
+            staging_version,
+            main_exists,
+            base_version,
+            None if main_detail is None else str(main_detail["id"]),
+            index,
+            inputs,
         )
-        self.faults.reached("finishing")
-        return loaded
 
     def _as_committed(self, loaded: LoadedCycle) -> LoadedCycle:
         """The cycle as the change set's commit just written carries it, with that commit's
@@ -566,44 +615,95 @@ class RefreshRun:
 
     # -- Merging ---------------------------------------------------------------------
     def _merge_and_clean_up(self, loaded: LoadedCycle) -> None:
+        """Merge ``loaded`` chunk by chunk from where it stands, record it complete (IDLE)
+        and compact main."""
         self._merging = loaded if loaded.plan["chunks"] else None  # else nothing to resume
+        cycle = self._cycle_of(loaded)
+        chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(loaded.plan["chunks"])]
+        vnode_rows = dict(enumerate(loaded.plan["vnode_rows"]))
+        with self.clock.measure("merge"):
+            create_or_evolve_main(
+                self.spark,
+                self.tables,
+                cycle.plan,
+                self.config,
+                tagged=lambda: engine_commit(self.spark, schema_tag(loaded.refresh_id)),
+                before_alter=self.lease.ensure_held,  # no state commit since the lease's
+            )
+        with self.clock.measure("bookkeeping"):
+            main_as_merged = self._main_as_merged(loaded.plan)
+            history = MainHistory.since(self.spark, self.tables, loaded.plan["base_version"])
+            done = self._chunks_done(loaded, chunks, vnode_rows, history)
+        # the change set is exact while main holds no commit but this cycle's
+        current = history.latest if history.only_cycle(loaded.refresh_id) else None
+        counts, current = self._merge_chunks(loaded, cycle, chunks, done, vnode_rows, current)
+        self.result.update(
+            refresh_id=loaded.refresh_id,
+            chunks_total=len(chunks),
+            rows_inserted=counts["I"],
+            rows_updated=counts["U"],
+            rows_deleted=counts["D"],
+            rows_unchanged=loaded.snapshot_rows - counts["I"] - counts["U"],
+        )
+        if self.config.constraints:
+            with (
+                self.clock.measure("merge"),
+                engine_commit(self.spark, schema_tag(loaded.refresh_id)),
+            ):
+                add_contract_constraints(self.spark, self.tables.main, self.config.constraints)
+        self.faults.reached("merged")
+        # main equals the snapshot at ``current``, if the change set stayed exact throughout
+        main_left = None if current is None else VerifiedMain(*main_as_merged, current)
+        with self.clock.measure("bookkeeping"):
+            self.lease.transition(Phase.IDLE, **self._completed(loaded, cycle, main_left))
+        self._merging = None
+        if any(counts.values()):  # the cycle's chunks added files to main
+            # main's files are known while it holds nothing but this cycle's commits
+            self._compact_main(self._main_files if current is not None else None)
+
+    def _cycle_of(self, loaded: LoadedCycle) -> Cycle:
+        """What every chunk of ``loaded`` merges with, as its plan says."""
         stored = loaded.plan
-        plan = self._stored_schema_plan(stored)
-        base_version = stored["base_version"]
         changes = stored.get("changes")  # JSON: vnodes as strings
-        layout = VnodeLayout.from_json(stored.get("vnode_layout"), loaded.vnodes)
-        cycle = Cycle(
+        return Cycle(
             self.tables,
-            plan,
-            layout,
-            base_version is None,
+            self._stored_schema_plan(stored),
+            VnodeLayout.from_json(stored.get("vnode_layout"), loaded.vnodes),
+            stored["base_version"] is None,
             None
             if changes is None
             else {op: {int(v): n for v, n in by.items()} for op, by in changes.items()},
             stored.get("staging_version"),
             stored.get("changes_version"),
         )
-        chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(stored["chunks"])]
-        vnode_rows = dict(enumerate(stored["vnode_rows"]))
-        with self.clock.measure("merge"):
-            create_or_evolve_main(
-                self.spark,
-                self.tables,
-                plan,
-                self.config,
-                tagged=lambda: engine_commit(self.spark, schema_tag(loaded.refresh_id)),
-                before_alter=self.lease.ensure_held,  # no state commit since the lease's
-            )
-        with self.clock.measure("bookkeeping"):
-            main_as_merged = self._main_as_merged(stored)
-            history = MainHistory.since(self.spark, self.tables, base_version)
-            done = progress.Checkpoint(frozenset())  # a cycle loaded by this run
-            if self.result["resumed"]:
-                done = progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
-                self._checkpoints_written = bool(done.chunks)
-                done = self._reconcile_with_main(loaded, chunks, done, vnode_rows, history)
-        # the change set is exact while main holds no commit but this cycle's
-        current = history.latest if history.only_cycle(loaded.refresh_id) else None
+
+    def _chunks_done(
+        self,
+        loaded: LoadedCycle,
+        chunks: list[progress.Chunk],
+        vnode_rows: dict[int, int],
+        history: MainHistory,
+    ) -> progress.Checkpoint:
+        """The chunks of ``loaded`` already merged: none of a cycle this run loaded; of a
+        resumed one, those its checkpoint records and those main's history shows committed
+        after it."""
+        if not self.result["resumed"]:
+            return progress.Checkpoint(frozenset())
+        done = progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
+        self._checkpoints_written = bool(done.chunks)
+        return self._reconcile_with_main(loaded, chunks, done, vnode_rows, history)
+
+    def _merge_chunks(
+        self,
+        loaded: LoadedCycle,
+        cycle: Cycle,
+        chunks: list[progress.Chunk],
+        done: progress.Checkpoint,
+        vnode_rows: dict[int, int],
+        current: int | None,
+    ) -> tuple[dict[str, int], int | None]:
+        """Merge the chunks not ``done``, each in its commit; the cycle's counts (op ->
+        rows) and main's version that holds exactly the snapshot (None: unknown)."""
         counts = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
         pending = [c for c in chunks if c.index not in done.chunks]
         rows_done = sum(c.rows for c in chunks if c.index in done.chunks)
@@ -614,22 +714,8 @@ class RefreshRun:
             self._check_may_continue(
                 merge_started, lambda: self._checkpoint(loaded.refresh_id, vnode_rows)
             )
-            with self.clock.measure("merge"):
-                merged = merge_chunk(
-                    self.spark,
-                    cycle,
-                    chunk,
-                    self.view,
-                    lambda tag=chunk_tag(loaded.refresh_id, chunk.index): engine_commit(
-                        self.spark, tag, (fence_app_id(self.tables.main), self.lease.fence())
-                    ),
-                    current,
-                    self.lease.ensure_held,
-                )
+            merged = self._merge_chunk(loaded, cycle, chunk, current)
             current = merged.current
-            if self._main_files is not None and merged.commit_metrics is not None:
-                self._main_files = self._main_files.after(merged.commit_metrics)
-            self.faults.reached("chunk_committed")
             # a chunk that changed nothing needs no checkpoint, nor does the last: the
             # move to IDLE follows; the others are recorded once checkpoint_interval has
             # passed, and a crash before finds them in main's history
@@ -646,60 +732,68 @@ class RefreshRun:
                 counts[op] += merged.total(op)
             rows_done += chunk.rows
             self.report.chunk_done(rows_done, sum(counts.values()))
-        self.result.update(
-            refresh_id=loaded.refresh_id,
-            chunks_total=len(chunks),
-            rows_inserted=counts["I"],
-            rows_updated=counts["U"],
-            rows_deleted=counts["D"],
-            rows_unchanged=loaded.snapshot_rows - counts["I"] - counts["U"],
-        )
-        if self.config.constraints:
-            with (
-                self.clock.measure("merge"),
-                engine_commit(self.spark, schema_tag(loaded.refresh_id)),
-            ):
-                add_contract_constraints(self.spark, self.tables.main, self.config.constraints)
-        self.faults.reached("merged")
+        return counts, current
+
+    def _merge_chunk(
+        self, loaded: LoadedCycle, cycle: Cycle, chunk: progress.Chunk, current: int | None
+    ) -> ChunkResult:
+        """One chunk's ``MERGE``: one commit of main, tagged with the cycle and chunk and
+        fenced by the lease (a no-op once another run took the lease over)."""
+        with self.clock.measure("merge"):
+            merged = merge_chunk(
+                self.spark,
+                cycle,
+                chunk,
+                self.view,
+                lambda tag=chunk_tag(loaded.refresh_id, chunk.index): engine_commit(
+                    self.spark, tag, (fence_app_id(self.tables.main), self.lease.fence())
+                ),
+                current,
+                self.lease.ensure_held,
+            )
+        if self._main_files is not None and merged.commit_metrics is not None:
+            self._main_files = self._main_files.after(merged.commit_metrics)
+        self.faults.reached("chunk_committed")
+        return merged
+
+    def _completed(
+        self, loaded: LoadedCycle, cycle: Cycle, main_left: VerifiedMain | None
+    ) -> dict[str, Any]:
+        """The state row's fields once ``loaded`` is merged: the cycle's fields cleared, the
+        owner released, and the record of the completed cycle (its counts, the snapshot's
+        summary and schema, and what its inputs were when main equalled it)."""
+        r, stored = self.result, loaded.plan
         last_result = {
-            "inserted": counts["I"],
-            "updated": counts["U"],
-            "deleted": counts["D"],
-            "unchanged": self.result["rows_unchanged"],
-            "chunks": len(chunks),
-            "resumed": self.result["resumed"],
+            "inserted": r["rows_inserted"],
+            "updated": r["rows_updated"],
+            "deleted": r["rows_deleted"],
+            "unchanged": r["rows_unchanged"],
+            "chunks": r["chunks_total"],
+            "resumed": r["resumed"],
             "seconds": round(time.monotonic() - self.started, 1),
         }
-        # main equals the snapshot at ``current``, if the change set stayed exact throughout
-        main_left = None if current is None else VerifiedMain(*main_as_merged, current)
         recorded_inputs = None
         if main_left is not None and stored.get("inputs") is not None:
             recorded_inputs = Recorded(Inputs.from_json(stored["inputs"]), main_left).to_json()
         last_snapshot = LastSnapshot(
-            plan.schema,
+            cycle.plan.schema,
             stored.get("staging_version"),
             main_left,
-            plan.keys,
-            layout.vnodes,
-            layout.to_json(),
+            cycle.plan.keys,
+            cycle.layout.vnodes,
+            cycle.layout.to_json(),
         )
-        with self.clock.measure("bookkeeping"):
-            self.lease.transition(
-                Phase.IDLE,
-                **CYCLE_FIELDS_CLEARED,
-                **RELEASED_OWNER,
-                last_refresh_id=loaded.refresh_id,
-                last_result=json.dumps(last_result),
-                last_completed_at=time.time(),
-                last_rows=loaded.snapshot_rows,
-                last_checksum=loaded.snapshot_checksum,
-                last_columns=json.dumps(last_snapshot.to_json()),
-                last_inputs=recorded_inputs,
-            )
-        self._merging = None
-        if any(counts.values()):  # the cycle's chunks added files to main
-            # main's files are known while it holds nothing but this cycle's commits
-            self._compact_main(self._main_files if current is not None else None)
+        return {
+            **CYCLE_FIELDS_CLEARED,
+            **RELEASED_OWNER,
+            "last_refresh_id": loaded.refresh_id,
+            "last_result": json.dumps(last_result),
+            "last_completed_at": time.time(),
+            "last_rows": loaded.snapshot_rows,
+            "last_checksum": loaded.snapshot_checksum,
+            "last_columns": json.dumps(last_snapshot.to_json()),
+            "last_inputs": recorded_inputs,
+        }
 
     def _compact_main(self, known: MainFiles | None) -> None:
         """Compact main after a completed cycle (see ``compaction``); a failure is reported,
