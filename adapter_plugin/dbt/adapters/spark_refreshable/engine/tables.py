@@ -16,7 +16,15 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    MapType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    VariantType,
+)
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import (
@@ -243,9 +251,29 @@ def replace_scratch_table(frame: Any, name: str) -> None:
     """Replace table ``name`` (staging, changes) with ``frame``, in one commit, whatever
     schema it had; column mapping on, so any column name main accepts fits."""
     writer = frame.writeTo(name).using("delta")
-    for key, value in SCRATCH_PROPERTIES.items():
+    for key, value in {**SCRATCH_PROPERTIES, **features_for(frame.schema)}.items():
         writer = writer.tableProperty(key, value)
     writer.createOrReplace()
+
+
+# Types whose Delta table feature Delta enables by itself only when a table is created: a
+# table that gains such a column later (staging replaced, main altered) needs it set.
+FEATURE_OF_TYPE = {TimestampNTZType: "timestampNtz", VariantType: "variantType"}
+
+
+def features_for(dtype: DataType) -> dict[str, str]:
+    """The table properties that enable the Delta table features columns of ``dtype`` (a
+    schema, or a column's type, nested anywhere) need."""
+    if isinstance(dtype, StructType):
+        inner = [f.dataType for f in dtype.fields]
+    elif isinstance(dtype, ArrayType):
+        inner = [dtype.elementType]
+    elif isinstance(dtype, MapType):
+        inner = [dtype.keyType, dtype.valueType]
+    else:
+        feature = FEATURE_OF_TYPE.get(type(dtype))
+        return {f"delta.feature.{feature}": "supported"} if feature else {}
+    return {k: v for t in inner for k, v in features_for(t).items()}
 
 
 def drop_all(spark: Any, tables: ModelTables) -> None:
@@ -483,6 +511,9 @@ def create_or_evolve_main(
     stale = _stale_constraints(held, dict(config.constraints))
     to_add = [(n, t) for n, t in plan.add if n.lower() not in current]
     to_drop = [n for n in plan.drop if n.lower() in current]
+    added = {n.lower() for n, _ in to_add}
+    needed = features_for(StructType([f for f in plan.schema if f.name.lower() in added]))
+    wanted.update({k: v for k, v in needed.items() if held.get(k) != v})
     if not (wanted or stale or to_add or to_drop):
         return
     before_alter()
