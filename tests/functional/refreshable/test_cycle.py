@@ -107,9 +107,12 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
     assert tag["userMetadata"].startswith(f"dbt-refreshable:{result['refresh_id']}:plan:"), tag
     assert model.table_version("progress") == versions["progress"], "the move to IDLE is it"
 
-    # in chunks, merged within checkpoint_interval: each chunk's own commit is its checkpoint
+    # in chunks, merged within checkpoint_interval (an hour here: a slow machine may take
+    # the default 30 s over three chunks): each chunk's own commit is its checkpoint
     result = model.refresh(
-        [(i, "y", Decimal("2.00"), None) for i in range(1, 40)], merge_chunk_rows=8
+        [(i, "y", Decimal("2.00"), None) for i in range(1, 40)],
+        merge_chunk_rows=8,
+        checkpoint_interval=3600,
     )
     assert result["chunks_total"] >= 3
     assert model.table_version("progress") == versions["progress"], "one commit per chunk"
