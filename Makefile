@@ -9,12 +9,15 @@ export PATH := $(VENV)/bin:$(PATH)
 # Test processes, each with one shared SparkSession; test files are spread over them.
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?=
+# `make test` is the gate: every test but those marked `extended` (pytest.ini); `make test-all`
+# runs them all.
+TEST_SELECTION ?= -m "not extended"
 # `make bench`: scale factor of the main runs, and the scaling run's other scale factors.
 BENCH_SF ?= 0.1
 BENCH_SCALING ?= 0.02,0.05
 LINTED := adapter_plugin tests python_models bench scripts
 
-.PHONY: setup demo test soak lint clean bench cluster-start cluster-stop cluster-status demo-cluster \
+.PHONY: setup demo test test-all soak lint clean bench cluster-start cluster-stop cluster-status demo-cluster \
 	connect-start connect-stop connect-status demo-connect
 
 setup:
@@ -66,7 +69,11 @@ test: setup
 	@echo "[test] ruff"
 	@ruff check $(LINTED)
 	@echo "[test] pytest"
-	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	@python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(TEST_SELECTION) \
+	  $(PYTEST_ARGS)
+
+test-all:
+	@$(MAKE) --no-print-directory test TEST_SELECTION=
 
 # Kill -9 soak (tests/soak): SOAK_ROUNDS `dbt run`s on a Spark Connect server, each SIGKILLed
 # at a random moment and run again; main must equal the snapshot after every round.

@@ -14,7 +14,8 @@ import pytest
 from tests.support.processes import run_bounded
 from tests.support.profiles import ROOT
 
-pytestmark = pytest.mark.subprocess
+# `make test-all`: `make bench` runs the whole benchmark and checks the same figures
+pytestmark = [pytest.mark.subprocess, pytest.mark.extended]
 
 
 def test_a_tiny_benchmark_reports_sane_figures(tmp_path):

@@ -94,6 +94,7 @@ class TestTableConstraintsColumnsEqual(SparkTypes, BaseTableConstraintsColumnsEq
         super().test__constraints_wrong_column_order(project)
 
 
+@pytest.mark.extended
 class TestViewConstraintsColumnsEqual(SparkTypes, BaseViewConstraintsColumnsEqual):
     @pytest.fixture(scope="class")
     def models(self):
@@ -104,6 +105,7 @@ class TestViewConstraintsColumnsEqual(SparkTypes, BaseViewConstraintsColumnsEqua
         }
 
 
+@pytest.mark.extended
 class TestIncrementalConstraintsColumnsEqual(SparkTypes, BaseIncrementalConstraintsColumnsEqual):
     @pytest.fixture(scope="class")
     def models(self):
@@ -134,6 +136,7 @@ class TestTableConstraintsDdlEnforcement(DeltaModels, BaseConstraintsRuntimeDdlE
 
 
 @NOT_NULL_UNSUPPORTED
+@pytest.mark.extended
 class TestIncrementalConstraintsDdlEnforcement(
     DeltaModels, BaseIncrementalConstraintsRuntimeDdlEnforcement
 ):
@@ -226,6 +229,7 @@ class TestTableConstraintsRollback(DeltaRollback, BaseConstraintsRollback):
 
 
 @NOT_NULL_UNSUPPORTED
+@pytest.mark.extended
 class TestIncrementalConstraintsRollback(DeltaRollback, BaseIncrementalConstraintsRollback):
     """The incremental run inserts into the constrained table: the bad row is refused."""
 

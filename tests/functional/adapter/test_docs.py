@@ -64,6 +64,7 @@ def from_zero(catalog: dict) -> dict:
     return catalog
 
 
+@pytest.mark.extended
 class TestDocsGenReferences(SparkCatalog, BaseDocsGenReferences):
     @pytest.fixture(scope="class")
     def expected_catalog(self, project, profile_user, types):
@@ -118,6 +119,7 @@ class TestPersistDocs(BasePersistDocs):
         self._assert_has_view_comments(described(project, "no_docs_model"), False, False)
 
 
+@pytest.mark.extended
 class TestPersistDocsColumnMissing(BasePersistDocsColumnMissing):
     @pytest.fixture(scope="class")
     def project_config_update(self):
@@ -128,18 +130,21 @@ class TestPersistDocsColumnMissing(BasePersistDocsColumnMissing):
         assert comment.startswith("test id column description")
 
 
+@pytest.mark.extended
 class TestPersistDocsAllColumnsMissing(BasePersistDocsAllColumnsMissing):
     @pytest.fixture(scope="class")
     def project_config_update(self):
         return persist_docs(relation=False)
 
 
+@pytest.mark.extended
 class TestPersistDocsQuotedColumnCaseSensitive(BasePersistDocsQuotedColumnCaseSensitive):
     @pytest.fixture(scope="class")
     def project_config_update(self):
         return persist_docs(relation=False)
 
 
+@pytest.mark.extended
 class TestPersistDocsCommentOnQuotedColumn(BasePersistDocsCommentOnQuotedColumn):
     @pytest.fixture(scope="class")
     def project_config_update(self):

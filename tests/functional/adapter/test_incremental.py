@@ -12,6 +12,9 @@ from dbt.tests.adapter.incremental.test_incremental_on_schema_change import (
 from dbt.tests.adapter.incremental.test_incremental_predicates import BaseIncrementalPredicates
 from dbt.tests.util import check_relations_equal, run_dbt
 
+# dbt-spark's incremental materialization, which the plugin does not touch: `make test-all`
+pytestmark = pytest.mark.extended
+
 MERGE_ON_DELTA = {"+file_format": "delta", "+incremental_strategy": "merge"}
 
 

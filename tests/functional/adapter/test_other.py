@@ -150,25 +150,31 @@ class TestStoreTestFailures(BaseStoreTestFailures):
         }
 
 
+@pytest.mark.extended
 class TestStoreTestFailuresAsInteractions(basic.StoreTestFailuresAsInteractions):
     pass
 
 
+@pytest.mark.extended
 class TestStoreTestFailuresAsProjectLevelOff(basic.StoreTestFailuresAsProjectLevelOff):
     pass
 
 
+@pytest.mark.extended
 class TestStoreTestFailuresAsProjectLevelView(basic.StoreTestFailuresAsProjectLevelView):
     pass
 
 
+@pytest.mark.extended
 class TestStoreTestFailuresAsProjectLevelEphemeral(basic.StoreTestFailuresAsProjectLevelEphemeral):
     pass
 
 
+@pytest.mark.extended
 class TestStoreTestFailuresAsGeneric(basic.StoreTestFailuresAsGeneric):
     pass
 
 
+@pytest.mark.extended
 class TestStoreTestFailuresAsExceptions(basic.StoreTestFailuresAsExceptions):
     pass

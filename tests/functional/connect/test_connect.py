@@ -152,6 +152,9 @@ def test_of_two_processes_refreshing_one_model_exactly_one_refreshes(project, se
     assert_holds(server, proved, "raced", 2)
 
 
+# `make test-all`: each model's lock is its own state table, and the gate's dbt runs refresh
+# several models on dbt's threads at once (test_materialization.py, the kill test)
+@pytest.mark.extended
 def test_processes_refreshing_different_models_do_not_wait_for_each_other(project, server, proved):
     outcomes = run_together(
         project,
@@ -201,6 +204,9 @@ def test_a_server_restarted_mid_merge_loses_nothing(project, server, proved):
     assert_holds(server, proved, "restarted", 2)
 
 
+# `make test-all`: the same fencing in-process, a run paused in a thread while its lease is
+# taken over (test_concurrency.py)
+@pytest.mark.extended
 def test_a_process_paused_past_its_lease_writes_nothing_when_it_goes_on(project, server, proved):
     """SIGSTOP a run mid-merge and keep it stopped past its lock_timeout: a second run takes
     the lease over and finishes the cycle, a third refreshes to day 3. SIGCONT the first:

@@ -115,7 +115,10 @@ LATE_COLUMNS = (
 )
 
 
-@pytest.mark.parametrize("on_schema_change", ["append_new_columns", "sync_all_columns"])
+@pytest.mark.parametrize(
+    "on_schema_change",
+    ["append_new_columns", pytest.param("sync_all_columns", marks=pytest.mark.extended)],
+)
 def test_timestamp_ntz_and_variant_columns_that_come_late(spark, on_schema_change):
     """A TIMESTAMP_NTZ or VARIANT column (nested too) that a snapshot gains after the first
     cycle: Delta enables those types' table features by itself only when a table is

@@ -88,7 +88,11 @@ def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model, 
     assert_the_next_run_loads_afresh(model, NEWER)
 
 
-@pytest.mark.parametrize("point", ["finishing", "chunk_committed@2", "chunk_done@2"])
+@pytest.mark.parametrize(
+    "point",
+    # a checkpointed chunk is also resumed across processes in test_connect.py
+    ["finishing", "chunk_committed@2", pytest.param("chunk_done@2", marks=pytest.mark.extended)],
+)
 def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
     model, monkeypatch, point
 ):

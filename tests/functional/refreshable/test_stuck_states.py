@@ -193,7 +193,9 @@ def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spar
     assert model.main() == sorted(DAY2)
 
 
-@pytest.mark.parametrize("rewritten", ["changes", "staging"])
+@pytest.mark.parametrize(
+    "rewritten", [pytest.param("changes", marks=pytest.mark.extended), "staging"]
+)
 def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(
     model, spark, monkeypatch, rewritten
 ):
