@@ -64,6 +64,7 @@ def test_the_models_schema_holds_main_alone(spark):
     assert model.main() == sorted(DAY2)
 
 
+@pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
 def test_bookkeeping_tables_of_an_earlier_version_get_the_log_properties(spark):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
     model.refresh(DAY1)
@@ -127,6 +128,7 @@ def test_bookkeeping_beside_main_is_moved_by_the_next_run(spark):
     assert model.main() == sorted(DAY3)
 
 
+@pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
 def test_a_cycle_left_mid_merge_beside_main_is_given_up_and_main_still_ends_right(
     spark, monkeypatch
 ):

@@ -142,6 +142,7 @@ def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model, m
     assert model.state().last_rows == len(NEW)
 
 
+@pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
 def test_a_cleanup_left_by_0_1_0_is_finished_before_a_new_cycle(model, spark, monkeypatch):
     crash(model, monkeypatch, "merged", NEW)
     spark.sql(f"UPDATE {model.tables.state} SET phase = 'CLEANUP'")

@@ -169,6 +169,7 @@ def test_item13_a_user_table_named_like_a_bookkeeping_table_is_never_touched(spa
         assert [tuple(r) for r in spark.table(staging).collect()] == [("mine",)]
 
 
+@pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
 def test_item13_tables_of_0_1_0_without_the_marker_are_recognized(model, spark):
     for name in (model.tables.staging, model.tables.progress, model.tables.state):
         spark.sql(f"ALTER TABLE {name} UNSET TBLPROPERTIES ('dbt_refreshable.bookkeeping')")
@@ -176,6 +177,7 @@ def test_item13_tables_of_0_1_0_without_the_marker_are_recognized(model, spark):
     assert model.main() == sorted(DAY2)
 
 
+@pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
 def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spark, monkeypatch):
     """The state row stores the owner's lock_timeout; older state tables get the column."""
     old_columns = ", ".join(

@@ -84,7 +84,10 @@ def test_a_chunk_merges_only_main_files_of_its_key_range(spark):
         assert 0 < touched <= 3, metrics
 
 
-@pytest.mark.parametrize("chunk_rows", [7, 1_000_000])
+@pytest.mark.parametrize(
+    "chunk_rows",
+    [7, pytest.param(1_000_000, marks=pytest.mark.extended)],  # one chunk: make test-all
+)
 def test_keys_beyond_the_first_builds_bounds(spark, chunk_rows):
     model = EngineModel(spark, "id BIGINT, value STRING", unique_key="id", vnodes=4)
     model.refresh([(i, "a") for i in range(100, 140)])
