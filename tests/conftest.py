@@ -15,15 +15,39 @@ from tests.support.profiles import SUITE_SESSION_SETTINGS, render_target, with_j
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
-# The files that take minutes (each starts dbt, Spark or a cluster in other processes), longest
-# first. `make test` runs files whole on two workers (--dist loadfile) in collection order
-# (--no-loadscope-reorder): these start first, side by side, and the many short files fill
+# The order in which `make test` hands out files: it runs files whole on two workers (--dist
+# loadfile) in collection order (--no-loadscope-reorder). First the files that start `dbt`,
+# Spark or a cluster in other processes, longest first, side by side; then dbt's conformance
+# files on the workers' fresh sessions, as always; then the engine's longest files, longest
+# first (worker-s in `make test` of 2026-11-28: 526 down to 242); the many short files fill
 # in around them, so that both workers finish together.
 LONG_FILES = (
-    "functional/refreshable/test_kill.py",
     "functional/connect/test_connect.py",
+    "functional/refreshable/test_kill.py",
     "functional/cluster/test_cluster.py",
+    "install/test_wheel.py",
     "bench/test_bench_smoke.py",
+    "functional/adapter/test_basic.py",
+    "functional/adapter/test_constraints.py",
+    "functional/adapter/test_docs.py",
+    "functional/adapter/test_incremental.py",
+    "functional/adapter/test_other.py",
+    "functional/adapter/test_python.py",
+    "functional/adapter/test_utils.py",
+    "functional/refreshable/test_inputs.py",
+    "functional/refreshable/test_concurrency.py",
+    "functional/refreshable/test_bad_input.py",
+    "functional/refreshable/test_stuck_states.py",
+    "functional/refreshable/test_divergence.py",
+    "functional/refreshable/test_main_index.py",
+    "functional/refreshable/test_recovery.py",
+    "functional/refreshable/test_differential.py",
+    "functional/refreshable/test_main_layout.py",
+    "functional/refreshable/test_contracts.py",
+    "functional/refreshable/test_bookkeeping_schema.py",
+    "functional/refreshable/test_cycle.py",
+    "functional/refreshable/test_dbt_commands.py",
+    "functional/refreshable/test_vnode_layout.py",
 )
 TESTS = Path(__file__).parent
 # before any JVM starts; inherited by every process the suite starts

@@ -69,6 +69,9 @@ def failed_tests(project, day: int) -> list[str]:
         ]
 
 
+# `make test-all`: the engine meets the generator in test_differential.py, and dbt's SQL
+# models with spaces, emoji and nested columns in test_names.py and test_materialization.py
+@pytest.mark.extended
 class TestGeneratedSnapshotsThroughDbt:
     @pytest.fixture(scope="class")
     def models(self):
