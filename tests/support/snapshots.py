@@ -389,18 +389,28 @@ class Generator:
         raise ValueError(f"could not draw a value of {t.ddl} other than {v!r}")
 
     # --- variants: JSON documents of tagged scalars --------------------------------------
-    # A scalar is (kind, value), kind one of VARIANT_KINDS; arrays hold scalars of one kind
-    # only, and a change inside an array keeps its kind: an array whose elements swap types
-    # under the same JSON is a documented limit (README, Limits), not generated.
+    # A scalar is (kind, value), kind one of VARIANT_KINDS; an array holds scalars of one
+    # kind, of mixed kinds, or documents, and its elements change kind under the same JSON
+    # (`[1, 1.0]` to `[1.0, 1]`: one merged array type, the same JSON text) or swap places.
 
     def document(self, depth: int = 0) -> Any:
         rng = self.rng
         shape = rng.choice(["scalar", "scalar", "array", "object"] if depth < 2 else ["scalar"])
+        if shape != "scalar" and rng.random() < 0.3:
+            # one number as an integer and a DECIMAL: the same JSON text either way round
+            value = rng.choice([0.0, 1.0, -2.0, 10.0])
+            return [(kind, NUMERIC_KINDS[kind](value)) for kind in ONE_NUMBER_TWICE]
         if shape == "scalar":
             return self.scalar(rng.choice(VARIANT_KINDS))
         if shape == "array":
             kind = rng.choice(VARIANT_KINDS)
-            return [self.scalar(kind) for _ in range(rng.randint(0, 3))]
+            mixed = rng.random() < 0.5
+            return [
+                self.document(depth + 1)
+                if mixed and rng.random() < 0.3
+                else self.scalar(rng.choice(VARIANT_KINDS) if mixed else kind)
+                for _ in range(rng.randint(0, 3))
+            ]
         names = rng.sample(VARIANT_FIELDS, rng.randint(0, 3))
         return {name: self.document(depth + 1) for name in names}
 
@@ -422,13 +432,13 @@ class Generator:
         return "null", None
 
     def changed_document(self, doc: Any, in_array: bool = False) -> Any:
-        """``doc`` with one thing changed: a scalar's value, or (outside arrays) its kind
-        under the same number; an element added or dropped; a field added, dropped or
+        """``doc`` with one thing changed: a scalar's value, or its kind under the same
+        number; an element added, dropped or moved to the end; a field added, dropped or
         changed; or the fields in another order (the same content)."""
         rng = self.rng
         if isinstance(doc, tuple):
             kind, value = doc
-            if not in_array and kind in NUMERIC_KINDS and rng.random() < 0.5:
+            if kind in NUMERIC_KINDS and rng.random() < 0.5:
                 other = rng.choice([k for k in NUMERIC_KINDS if k != kind])
                 return other, NUMERIC_KINDS[other](value)
             if in_array and kind == "null":
@@ -439,12 +449,16 @@ class Generator:
                     return new
             return self.document()
         if isinstance(doc, list):
-            kind = doc[0][0] if doc else rng.choice(VARIANT_KINDS)
+            if _one_number_twice(doc) and rng.random() < 0.7:
+                return doc[::-1]  # the same JSON text, the types swapped
+            kind = doc[0][0] if doc and isinstance(doc[0], tuple) else rng.choice(VARIANT_KINDS)
             if not doc or rng.random() < 0.2:
                 return [*doc, self.scalar(kind)]
             i = rng.randrange(len(doc))
             if rng.random() < 0.2:
                 return doc[:i] + doc[i + 1 :]
+            if len(doc) > 1 and rng.random() < 0.5:
+                return [*doc[1:], doc[0]]
             return [*doc[:i], self.changed_document(doc[i], in_array=True), *doc[i + 1 :]]
         choice = rng.random()
         if not doc or choice < 0.2:
@@ -587,6 +601,17 @@ NUMERIC_KINDS = {
     "double": float,
 }
 VARIANT_FIELDS = ["a", "B", "id", "ü", "🚀", "a b", "", "x.y"]
+
+
+# kinds whose numbers Spark's to_json spells alike (1 and 1.0 as `1`) and schema_of_variant
+# merges in an array: an array of one number in both kinds, then swapped, keeps its JSON text
+ONE_NUMBER_TWICE = ("int", "decimal")
+
+
+def _one_number_twice(doc: list) -> bool:
+    """An array of one number in the kinds ONE_NUMBER_TWICE (``document`` makes them)."""
+    kinds = tuple(sorted(e[0] if isinstance(e, tuple) else "" for e in doc))
+    return kinds == tuple(sorted(ONE_NUMBER_TWICE)) and doc[0][1] == doc[1][1]
 
 
 def to_variant(doc: Any) -> VariantVal:

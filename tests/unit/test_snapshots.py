@@ -3,6 +3,8 @@ seed, and its canonical form compares content, not SQL equality."""
 
 from __future__ import annotations
 
+import itertools
+
 from pyspark.sql.types import VariantVal
 
 from tests.support.snapshots import KEY_KINDS, canonical, from_variant, generate, move, quote
@@ -52,37 +54,50 @@ def test_canonical_compares_variants_by_content_and_type() -> None:
     assert canonical(variant("null")) != canonical(None)  # JSON null is not SQL NULL
 
 
-def test_generated_variant_arrays_hold_one_type() -> None:
-    """An array whose elements swap types under the same JSON is a documented limit: the
-    generator never makes one."""
+def test_generated_variant_arrays_mix_types_and_swap_them_under_the_same_json() -> None:
+    """Arrays inside variants hold elements of several types, and from one day to the next
+    an array keeps its numbers while their types change (`[1, 1.0]` to `[1.0, 1]`, both
+    `[1,1]` to Spark's to_json): what `schema_of_variant` alone does not tell apart."""
 
     def arrays(document):
         if isinstance(document, list):
             yield document
-            document = {i: d for i, d in enumerate(document)}
+            document = dict(enumerate(document))
         if isinstance(document, dict):
             for inner in document.values():
                 yield from arrays(inner)
 
-    def variants(value):
-        if isinstance(value, VariantVal):
-            yield value
-        elif isinstance(value, (list, tuple)):
-            for inner in value:
-                yield from variants(inner)
-        elif isinstance(value, dict):
-            for inner in value.values():
-                yield from variants(inner)
+    def retyped(old, new) -> bool:
+        """The same numbers in the same order, of other types (as Spark prints them: 1)."""
+        if not (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)):
+            return False
+        numeric = ("int", "decimal", "double")
+        pairs = list(zip(old, new, strict=True))
+        return all(
+            isinstance(a, tuple)
+            and isinstance(b, tuple)
+            and {a[0], b[0]} <= set(numeric)
+            and a[1] == b[1]
+            for a, b in pairs
+        ) and any(a[0] != b[0] for a, b in pairs)
 
-    seen = 0
+    mixed = swapped = 0
     for seed in range(20):
         model = generate(seed, 30, key_kinds=KEY_KINDS[seed % len(KEY_KINDS)])
-        for day in (1, 2, 3):
-            for value in variants(model.day(day)):
-                for array in arrays(from_variant(value)):
-                    seen += 1
-                    assert len({kind for kind, _ in array}) <= 1, array
-    assert seen > 100
+        keys = len(model.unique_key)
+        days = [{row[:keys]: row for row in model.day(day)} for day in (1, 2, 3)]
+        for before, after in itertools.pairwise(days):
+            for key in before.keys() & after.keys():
+                for old, new in zip(before[key], after[key], strict=True):
+                    if not (isinstance(old, VariantVal) and isinstance(new, VariantVal)):
+                        continue
+                    document = from_variant(old)
+                    mixed += sum(
+                        len({e[0] for e in a if isinstance(e, tuple)}) > 1 for a in arrays(document)
+                    )
+                    swapped += retyped(document, from_variant(new))
+    assert mixed > 50
+    assert swapped > 0
 
 
 def test_column_days_drop_bring_back_move_and_recase_value_columns() -> None:

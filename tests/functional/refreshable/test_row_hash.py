@@ -12,6 +12,9 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.sql import comparable_columns, row_hash_expression
 
 Pair = tuple[list[tuple[str, str]], list[str], list[str]]  # (columns, first row, second row)
+# one as a variant of a BIGINT and of a DECIMAL: the same JSON text `1`
+ONE_INT = "CAST(1 AS VARIANT)"
+ONE_DECIMAL = "CAST(CAST(1 AS DECIMAL(5,0)) AS VARIANT)"
 
 S = [("s", "STRUCT<x: INT, y: INT>")]
 DIFFERENT: list[Pair] = [
@@ -68,6 +71,23 @@ DIFFERENT: list[Pair] = [
         [("a", "ARRAY<VARIANT>")],
         ["array(CAST(CAST(1.5 AS FLOAT) AS VARIANT))"],
         ["array(CAST(1.5D AS VARIANT))"],
+    ),
+    # the same JSON text and merged array type, the elements' types swapped: at the top,
+    # inside an object, inside an array of arrays
+    (
+        [("v", "VARIANT")],
+        [f"CAST(array({ONE_INT}, {ONE_DECIMAL}) AS VARIANT)"],
+        [f"CAST(array({ONE_DECIMAL}, {ONE_INT}) AS VARIANT)"],
+    ),
+    (
+        [("v", "VARIANT")],
+        [f"to_variant_object(named_struct('a', 1, 'b', array({ONE_INT}, {ONE_DECIMAL})))"],
+        [f"to_variant_object(named_struct('a', 1, 'b', array({ONE_DECIMAL}, {ONE_INT})))"],
+    ),
+    (
+        [("v", "VARIANT")],
+        [f"CAST(array(array({ONE_INT}), array({ONE_DECIMAL}, {ONE_DECIMAL})) AS VARIANT)"],
+        [f"CAST(array(array({ONE_DECIMAL}), array({ONE_INT}, {ONE_DECIMAL})) AS VARIANT)"],
     ),
 ]
 # equal by content, spelled differently

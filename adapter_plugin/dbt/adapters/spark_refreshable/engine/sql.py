@@ -25,6 +25,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+# levels of arrays and objects inside a variant whose scalars' types are told one by one
+VARIANT_TYPE_DEPTH = 8
 # the hash of a NULL value at any depth (a non-null value hashes to it with odds 2^-64)
 NULL_HASH = "CAST(-4875932512283745717 AS BIGINT)"
 
@@ -174,10 +176,35 @@ def comparable_expression(expr: str, dtype: DataType, depth: int = 0) -> str:
 
 def variant_identity(expr: str) -> tuple[str, str]:
     """What tells two variants apart: their JSON text, and the types it does not show
-    (``1`` BIGINT or DECIMAL, ``"2024-01-01"`` STRING or DATE), as ``schema_of_variant``
-    names them. An array whose elements have mixed types shows one merged type: two such
-    arrays differing only in which element holds which type are not told apart."""
-    return f"to_json({expr})", f"schema_of_variant({expr})"
+    (``1`` BIGINT or DECIMAL, ``"2024-01-01"`` STRING or DATE), each scalar's own
+    (:func:`variant_types`)."""
+    return f"to_json({expr})", variant_types(expr)
+
+
+def variant_types(expr: str, depth: int = 0) -> str:
+    """The types of a variant's scalars, in the order of its JSON text, as a string:
+    ``schema_of_variant`` names the type of one scalar exactly, but merges the element types
+    of an array (``[1, 1.0]`` and ``[1.0, 1]`` are both ``ARRAY<DECIMAL(2,1)>``), so arrays
+    and objects are walked, their elements one by one, an object's by sorted key. Below
+    ``VARIANT_TYPE_DEPTH`` levels of nesting the merged type stands for the rest."""
+    kind = f"schema_of_variant({expr})"
+    if depth == VARIANT_TYPE_DEPTH:
+        return kind
+    element, key = f"__refreshable_v{depth}", f"__refreshable_k{depth}"
+    # try_: Spark may evaluate a CASE branch whose condition is false (a cast that fails)
+    as_object = f"try_variant_get({expr}, '$', 'MAP<STRING, VARIANT>')"
+    elements = (
+        f"CASE WHEN startswith({kind}, 'ARRAY') "
+        f"THEN try_variant_get({expr}, '$', 'ARRAY<VARIANT>') "
+        f"ELSE transform(array_sort(map_keys({as_object})), {key} -> {as_object}[{key}]) END"
+    )
+    # the next level once (not once per kind of container): the text grows with the depth
+    listed = f"transform({elements}, {element} -> {variant_types(element, depth + 1)})"
+    return (
+        f"CASE WHEN {kind} RLIKE '^(ARRAY|OBJECT)' "
+        f"THEN concat(left({kind}, 1), '(', array_join({listed}, ',', 'NULL'), ')') "
+        f"ELSE {kind} END"
+    )
 
 
 def comparable_columns(schema: StructType) -> str:
