@@ -184,8 +184,9 @@ def variant_identity(expr: str) -> tuple[str, str]:
 def variant_types(expr: str, depth: int = 0) -> str:
     """The types of a variant's scalars, in the order of its JSON text, as a string:
     ``schema_of_variant`` names the type of one scalar exactly, but merges the element types
-    of an array (``[1, 1.0]`` and ``[1.0, 1]`` are both ``ARRAY<DECIMAL(2,1)>``), so arrays
-    and objects are walked, their elements one by one, an object's by sorted key. Below
+    of an array (an integer 1 and a DECIMAL 1, in either order, are ``[1,1]`` and
+    ``ARRAY<DECIMAL(20,0)>``), so arrays and objects are walked, their elements one by one,
+    an object's by sorted key. Below
     ``VARIANT_TYPE_DEPTH`` levels of nesting the merged type stands for the rest."""
     kind = f"schema_of_variant({expr})"
     if depth == VARIANT_TYPE_DEPTH:
