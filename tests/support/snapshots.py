@@ -180,16 +180,26 @@ def quote(name: str) -> str:
 
 PLAIN_NAMES = ["amount", "Label", "createdAt", "note", "flags", "payload", "score", "tags"]
 QUOTED_NAMES = ["Col A", "prix (€)", "ünïcödé", "🚀 launch", "a.b", "x`y", "MiXeD Case", "n-1"]
+# nested key columns: a struct and an array of doubles, whose fields and elements may be
+# NULL, NaN or a zero of either sign (Spark compares, groups and hashes them as it does
+# top-level values: NULL fields equal, -0.0 equal to 0.0); the key as a whole is never NULL
+NESTED_KEY_TYPES: dict[str, Any] = {
+    "STRUCT<`x y`: DOUBLE, `S`: STRING>": StructT(
+        (("x y", Atom("DOUBLE", "double")), ("S", Atom("STRING", "string")))
+    ),
+    "ARRAY<DOUBLE>": ArrayT(Atom("DOUBLE", "double")),
+}
+STRUCT_KEY, ARRAY_KEY = NESTED_KEY_TYPES
 # key column types, composite; together every type a key may have here, and each of the two
 # models that `make test` runs (the differential test's COLUMN_CHANGES) draws every type but
 # one of each: range vnodes cut at DATE's calendar edges and at BIGINT's extremes. The others
 # key on case_id first (range vnodes of an INT) and on a TIMESTAMP first (hash vnodes).
 KEY_KINDS: list[tuple[str, ...]] = [
     ("INT", "BINARY", "BOOLEAN"),
-    # dates at the calendar's edges (CALENDAR_EDGES) among them
-    ("DATE", "STRING", "SMALLINT", "BOOLEAN", "TIMESTAMP", "INT"),
-    # a double key: 0.0 and -0.0, NaN, infinities
-    ("BIGINT", "DECIMAL(18,2)", "DOUBLE", "BINARY", "FLOAT", "TIMESTAMP_NTZ"),
+    # dates at the calendar's edges (CALENDAR_EDGES) among them; a struct key
+    ("DATE", "STRING", "SMALLINT", "BOOLEAN", "TIMESTAMP", "INT", STRUCT_KEY),
+    # a double key: 0.0 and -0.0, NaN, infinities; an array key
+    ("BIGINT", "DECIMAL(18,2)", "DOUBLE", "BINARY", "FLOAT", "TIMESTAMP_NTZ", ARRAY_KEY),
     ("TIMESTAMP", "FLOAT", "TIMESTAMP_NTZ"),
 ]
 # dates that trip calendars: the first and last Spark holds, the Julian-to-Gregorian gap
@@ -272,10 +282,10 @@ class Generator:
         return StructT(tuple((n, self.type(depth + 1)) for n in names))
 
     def key_columns(self, kinds: tuple[str, ...]) -> list[Column]:
-        plain = ["k", "k2", "k3", "k4", "k5", "k6"]
-        quoted = ["key ü", "Key-2", "KEY 3 🔑", "k.4", "K 5 (x)", "k`6"]
+        plain = ["k", "k2", "k3", "k4", "k5", "k6", "k7"]
+        quoted = ["key ü", "Key-2", "KEY 3 🔑", "k.4", "K 5 (x)", "k`6", "k{7}"]
         names = quoted if self.f.quoted_names else plain
-        return [Column(names[i], Atom(ddl, key_kind(ddl))) for i, ddl in enumerate(kinds)]
+        return [Column(names[i], key_type(ddl)) for i, ddl in enumerate(kinds)]
 
     def value_columns(self, count: int) -> list[Column]:
         names = list(PLAIN_NAMES) + (QUOTED_NAMES if self.f.quoted_names else [])
@@ -481,6 +491,8 @@ class Generator:
         raise ValueError(f"no fresh key of {kinds} after 1000 draws")
 
     def key_part(self, ddl: str) -> Any:
+        if ddl in NESTED_KEY_TYPES:
+            return self.nested_key_part(NESTED_KEY_TYPES[ddl])
         kind = key_kind(ddl)
         if kind == "string":
             return self.string() + str(self.rng.randint(0, 99))  # never empty
@@ -491,13 +503,24 @@ class Generator:
             value = struct.unpack("f", struct.pack("f", value))[0]
         return NAN if value != value else value
 
+    def nested_key_part(self, t: StructT | ArrayT) -> tuple:
+        """A struct or array key as a hashable tuple: fields and elements drawn as key parts,
+        a fifth of them NULL; an array of 0 to 3 elements."""
+
+        def leaf(atom: Atom) -> Any:
+            return None if self.rng.random() < 0.2 else self.key_part(atom.ddl)
+
+        if isinstance(t, StructT):
+            return tuple(leaf(field) for _, field in t.fields)
+        return tuple(leaf(t.element) for _ in range(self.rng.randint(0, 3)))
+
     def respelled(self, values: tuple, n: int) -> tuple:
         """The row under the same key spelled otherwise, where a key allows it: a double
-        key part 0.0 as -0.0 and back (Spark compares them equal)."""
+        key part 0.0 as -0.0 and back, also inside a struct or array key (Spark compares
+        them equal)."""
         if not self.f.signed_zero:
             return values
-        key = tuple(-v if isinstance(v, float) and v == 0.0 else v for v in values[:n])
-        return (*key, *values[n:])
+        return (*(sign_flipped(v) for v in values[:n]), *values[n:])
 
     def column_days(self, keys: list[Column], columns: list[Column]) -> list[DayColumns]:
         """Day 1 lacks a few value columns that come on day 2; day 2 drops a few others,
@@ -671,6 +694,20 @@ def decimal_shape(ddl: str) -> tuple[int, int]:
     """(precision, scale) of ``DECIMAL(p,s)``."""
     precision, scale = ddl[len("DECIMAL(") : -1].split(",")
     return int(precision), int(scale)
+
+
+def key_type(ddl: str) -> Any:
+    """The type of a key column of ``ddl`` (a ``KEY_KINDS`` entry)."""
+    return NESTED_KEY_TYPES.get(ddl) or Atom(ddl, key_kind(ddl))
+
+
+def sign_flipped(value: Any) -> Any:
+    """``value`` with every zero double in it, nested in tuples too, of the other sign."""
+    if isinstance(value, float) and value == 0.0:
+        return -value
+    if isinstance(value, tuple):
+        return tuple(sign_flipped(v) for v in value)
+    return value
 
 
 def key_kind(ddl: str) -> str:

@@ -123,3 +123,27 @@ def test_column_days_drop_bring_back_move_and_recase_value_columns() -> None:
         names = {m.lower(): m for m in days[0].names}
         changed["recased"] += any(names[m.lower()] != m for m in days[2].names)
     assert all(count >= 5 for count in changed.values()), changed
+
+
+def test_nested_keys_hold_nulls_nans_and_zeros_respelled_under_the_same_key() -> None:
+    """The struct and array keys (KEY_KINDS[1] and [2], last) draw NULL fields and elements,
+    NaN, empty arrays, and keep their key while a zero inside them changes sign."""
+    found = {"null": 0, "nan": 0, "empty": 0, "respelled": 0}
+    for kinds in (KEY_KINDS[1], KEY_KINDS[2]):
+        model = generate(3, 40, key_kinds=kinds)
+        at = len(model.unique_key) - 1  # the nested key, last of the keys
+        for day in (1, 2, 3):
+            parts = [row[at] for row in model.day(day)]
+            assert all(isinstance(p, tuple) for p in parts)
+            found["null"] += sum(None in p for p in parts)
+            found["nan"] += sum(any(v != v for v in p if isinstance(v, float)) for p in parts)
+            found["empty"] += sum(p == () for p in parts)
+        keys = len(model.unique_key)
+        for before, after in itertools.pairwise(model.day(d) for d in (1, 2, 3)):
+            earlier = {row[:keys]: row[at] for row in before}
+            found["respelled"] += sum(
+                canonical(earlier[row[:keys]]) != canonical(row[at])
+                for row in after
+                if row[:keys] in earlier
+            )
+    assert all(count > 0 for count in found.values()), found
