@@ -45,7 +45,8 @@ def _by_lower(names: list[str]) -> dict[str, list[str]]:
 
 
 def _case_clashes(by_lower: dict[str, list[str]]) -> list[list[str]]:
-    """Groups of names that differ only in case: Spark and Delta take them for one."""
+    """Groups of names that are the same but for case, if at all: Spark and Delta take
+    them for one."""
     return [names for names in by_lower.values() if len(names) > 1]
 
 
@@ -59,8 +60,9 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
     clashes = _case_clashes(by_lower)
     if clashes:
         raise ConfigError(
-            f"The model's result has columns whose names differ only in case: {clashes}. "
-            f"Spark and Delta resolve names case-insensitively; rename or drop one of each."
+            f"The model's result has more than one column of one name, in the same or "
+            f"another case: {clashes}. Spark and Delta resolve names case-insensitively; "
+            f"rename or drop all but one of each."
         )
     missing = [k for k in unique_key if k.lower() not in by_lower]
     if missing:
@@ -129,7 +131,8 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
         clashes = _case_clashes(_by_lower(dtype.names))
         if clashes:
             yield (
-                f"`{path}` is a struct with fields whose names differ only in case {clashes}: "
+                f"`{path}` is a struct with fields of one name, in the same or another case "
+                f"{clashes}: "
                 f"Spark resolves field names case-insensitively; rename them in named_struct()."
             )
         for field in dtype.fields:
