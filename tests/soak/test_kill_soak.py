@@ -22,7 +22,6 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.support.connect_server import ConnectServer, started_server
 from tests.support.dbt_projects import (
-    expected_rows,
     refreshable_model,
     run_dbt,
     start_dbt,
@@ -48,14 +47,36 @@ def server(tmp_path_factory) -> Iterator[ConnectServer]:
         yield server
 
 
+# The day's snapshot: ids 0-119, a fifth of them absent (another fifth each day: deletes and
+# inserts), and a third of the values changed each day, spread over the whole key range, so
+# that every day's changes fill all eight range vnodes that day 1 cut (the shared macro's
+# window of ids slides up by 20 a day: from day 6 every change was in the last vnode, merged
+# in one chunk, and no kill fell between two chunks).
+SOAK_MACRO = """
+{% macro snapshot_rows(day) %}
+  select cast(id as int) as id,
+         concat('v', cast(case when (id + {{ day }}) % 3 = 0 then {{ day }} else 1 end as string))
+           as value
+  from range(0, 120) as r(id)
+  where (id * 7 + {{ day }}) % 5 <> 0
+{% endmacro %}
+"""
+
+
+def soak_rows(day: int) -> set[tuple[int, str]]:
+    """`snapshot_rows(day)` of SOAK_MACRO, in Python: (id, value) each."""
+    return {(i, f"v{day if (i + day) % 3 == 0 else 1}") for i in range(120) if (i * 7 + day) % 5}
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, server) -> tuple[Path, dict[str, str]]:
-    """The model (about 70 changed rows a day, in chunks of 8), built on day 1."""
+    """The model (72-96 changed rows a day, about 8 chunks: one vnode each), built on day 1."""
     root = write_project(
         tmp_path_factory.mktemp("soak-project"),
         "soak",
         {MODEL: refreshable_model(vnodes=8, merge_chunk_rows=8)},
     )
+    (root / "macros" / "snapshot_rows.sql").write_text(SOAK_MACRO)
     env = subprocess_env(tmp_path_factory.mktemp("soak-client"))
     env.update(
         DBT_TARGET="connect",
@@ -118,7 +139,7 @@ def test_runs_killed_at_random_moments_lose_nothing(project, server):
         )
         assert rerun.returncode == 0, f"round {round_} ({what}): {rerun.stdout[-3000:]}"
         got = server.rows(f"{SCHEMA}.{MODEL}")
-        want = expected_rows(day)
+        want = soak_rows(day)
         ok = len(got) == len(want) and set(got) == want
         print(f"[soak] round {round_}/{ROUNDS} day {day}: {what}; main matches: {ok}", flush=True)
         if not ok:
