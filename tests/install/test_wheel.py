@@ -47,6 +47,8 @@ PROFILE = """shop:
       threads: 2
       server_side_parameters:
         spark.master: "local[2]"
+        spark.sql.shuffle.partitions: "2"
+        spark.databricks.delta.snapshotPartitions: "2"
         spark.jars: "{jars}"
         spark.sql.extensions: io.delta.sql.DeltaSparkSessionExtension
         spark.sql.catalog.spark_catalog: org.apache.spark.sql.delta.catalog.DeltaCatalog
