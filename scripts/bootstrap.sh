@@ -63,3 +63,21 @@ if [ "$(cat "$jars_stamp" 2>/dev/null)" != "$jars_print" ]; then
 else
   say "Delta jars up to date ($jars)"
 fi
+
+# A class-data-sharing archive of the Spark driver's classes (scripts/cds_archive.py), which
+# the profile's `local` and `cluster` targets name: each driver JVM then starts ~13 s sooner.
+# It fits one JDK and one set of jar files (paths, sizes, times), so it is written again when
+# they change.
+cds_archive="$root/.spark/cds/driver.jsa"
+cds_stamp="$cds_archive.stamp"
+pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")')
+cds_print=$({ java -version 2>&1; ls -l --time-style=+%s "$pyspark_jars" "$jars"
+  cat scripts/cds_archive.py profiles/profiles.yml; } | sha256sum | cut -d' ' -f1)
+if [ ! -f "$cds_archive" ] || [ "$(cat "$cds_stamp" 2>/dev/null)" != "$cds_print" ]; then
+  say "writing the Spark driver's class archive $cds_archive (runs the demo once, ~3 minutes)"
+  rm -f "$cds_stamp"
+  "$venv/bin/python" scripts/cds_archive.py "$cds_archive"
+  echo "$cds_print" > "$cds_stamp"
+else
+  say "class archive up to date ($cds_archive)"
+fi

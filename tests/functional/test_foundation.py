@@ -1,8 +1,10 @@
 """The foundation's promises: Delta tables from SQL and Python models, Python models isolated
 from each other under `threads: 4`, Python errors with their traceback, `dbt debug`, and a
-clear error for missing Delta jars."""
+clear error for missing Delta jars, and a driver that maps its classes from set-up's archive."""
 
 from __future__ import annotations
+
+import subprocess
 
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
@@ -141,3 +143,14 @@ def test_expand_jars_names_the_fix_when_nothing_matches(tmp_path):
         expand_jars(pattern)
     assert pattern in str(error.value)
     assert "spark.jars" in str(error.value) and "spark.jars.packages" in str(error.value)
+
+
+def test_the_driver_maps_its_classes_from_the_setup_archive(spark):
+    """`make setup` writes .spark/cds/driver.jsa and the profile names it: the driver maps
+    ~15,000 classes from it (the JDK's own archive alone holds ~1,250 of them). A stale or
+    missing archive is silent at run time, so only this count shows it."""
+    pid = spark.sparkContext._gateway.proc.pid
+    jcmd = ["jcmd", str(pid), "PerfCounter.print"]
+    counters = subprocess.run(jcmd, capture_output=True, text=True, timeout=60, check=True).stdout
+    shared = int(counters.split("java.cls.sharedLoadedClasses=")[1].split()[0])
+    assert shared > 5000, f"{shared} classes mapped: run `make setup` to write the archive again"
