@@ -75,8 +75,8 @@ def project(tmp_path_factory, server) -> tuple[Path, dict[str, str]]:
         tmp_path_factory.mktemp("soak-project"),
         "soak",
         {MODEL: refreshable_model(vnodes=8, merge_chunk_rows=8)},
+        snapshot_macro=SOAK_MACRO,
     )
-    (root / "macros" / "snapshot_rows.sql").write_text(SOAK_MACRO)
     env = subprocess_env(tmp_path_factory.mktemp("soak-client"))
     env.update(
         DBT_TARGET="connect",

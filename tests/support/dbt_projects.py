@@ -64,15 +64,18 @@ def refreshable_model(small_chunks: int | None = None, **config: Any) -> str:
     )
 
 
-def write_project(root: Path, name: str, models: dict[str, str]) -> Path:
-    """A dbt project of `models` (name -> SQL), each tested by refreshable_matches_snapshot."""
+def write_project(
+    root: Path, name: str, models: dict[str, str], snapshot_macro: str = SNAPSHOT_MACRO
+) -> Path:
+    """A dbt project of `models` (name -> SQL), each tested by refreshable_matches_snapshot,
+    with `snapshot_macro` defining the `snapshot_rows(day)` they select."""
     for folder in ("models", "macros", "data_tests"):
         (root / folder).mkdir(parents=True, exist_ok=True)
     (root / "dbt_project.yml").write_text(
         f"name: {name}\nversion: '1.0'\nconfig-version: 2\nprofile: refreshable\n"
         "test-paths: [data_tests]\n"
     )
-    (root / "macros" / "snapshot_rows.sql").write_text(SNAPSHOT_MACRO)
+    (root / "macros" / "snapshot_rows.sql").write_text(snapshot_macro)
     for model, sql in models.items():
         (root / "models" / f"{model}.sql").write_text(sql)
     tests = "\n".join(
