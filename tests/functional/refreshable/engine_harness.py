@@ -100,6 +100,12 @@ class EngineModel:
         last = LastSnapshot.parse(state.last_columns)
         return (last and last.layout()) or VnodeLayout(self.config["vnodes"])
 
+    def vnode_rows(self) -> tuple[int, ...]:
+        """The last completed snapshot's rows per vnode, as its cycle recorded them."""
+        last = LastSnapshot.parse(self.state().last_columns)
+        assert last is not None, "no completed cycle"
+        return last.vnode_rows
+
     def vnodes_of(self, ids: set[int]) -> dict[int, int]:
         """The vnode of each single-column integer key, by the model's own layout."""
         expression = self.layout().expression(["id"])

@@ -144,3 +144,61 @@ def test_a_cycle_left_with_a_bound_in_the_gap_is_discarded_not_resumed(spark, mo
     assert model.refresh(day2)["resumed"] is False
     assert any("vnode bounds [\"DATE'1582-10-10'\"]" in m for m in said), said
     assert model.main() == sorted(day2)
+
+
+def test_skewed_judges_the_largest_vnode_against_even_shares_and_a_chunk():
+    layout = VnodeLayout(4, "id", "int", ("10", "20", "30"))
+    why = layout.skewed([1, 1, 1, 97], 50)
+    assert why == "vnode 3 of 4 held 97 of the last snapshot's 100 rows", why
+    assert layout.skewed([0, 0, 0, 100], 100) is None, "no more rows than one chunk"
+    assert layout.skewed([25, 0, 0, 75], 10) is None, "three quarters: few vnodes"
+    assert layout.skewed([1, 97, 1, 1], 50) is not None, "any vnode"
+    assert layout.skewed([97, 3], 50) is None, "counts of another layout"
+    assert VnodeLayout(4).skewed([0, 0, 0, 100], 1) is None, "hash vnodes spread unique keys"
+    wide = VnodeLayout(32, "id", "int", tuple(str(b) for b in range(31)))
+    assert wide.skewed([12] + [3] * 29 + [0, 0], 10) is None, "four even shares: 12.4"
+    assert wide.skewed([14] + [3] * 29 + [0, 0], 10) is not None
+
+
+def test_range_bounds_are_cut_again_when_keys_drift_past_them(spark, monkeypatch):
+    """A window of ids that slid past the bounds day 1 cut put every row in the last vnode,
+    and every change in one chunk. The next cycle cuts the bounds again at its snapshot's
+    quantiles and merges its changes in chunks over every vnode; then they are kept."""
+    said = record_messages(monkeypatch)
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", vnodes=4)
+    model.refresh([(i, "one") for i in range(100)], merge_chunk_rows=5)
+    day1 = model.layout()
+    assert day1.bounds == ("24", "49", "74"), day1
+
+    slid = [(i, "two") for i in range(200, 300)]
+    model.refresh(slid, merge_chunk_rows=5)
+    assert model.layout() == day1, "judged by day 1's rows, which the bounds spread"
+    assert model.main() == sorted(slid)
+
+    day3 = [(i, "three" if i % 2 else "two") for i in range(210, 310)]
+    result = model.refresh(day3, merge_chunk_rows=5)
+    recut = model.layout()
+    assert recut.count == 4 and all(210 < int(b) < 310 for b in recut.bounds), recut
+    assert result["chunks_total"] == 4, "the last vnode alone would be one chunk"
+    assert model.main() == sorted(day3)
+    assert any("cutting the range vnodes' bounds again (vnode 3 of 4 held 100" in m for m in said)
+
+    day4 = [(i, "four" if i % 3 == 0 else v) for i, v in day3]
+    model.refresh(day4, merge_chunk_rows=5)
+    assert model.layout() == recut and model.main() == sorted(day4)
+
+
+def test_range_bounds_skewed_from_the_start_are_kept(spark, monkeypatch):
+    """A first key column of few values: 70 rows share one value, which no bound can split.
+    Cutting again would give the same skew and cost a diff against all of main each cycle,
+    so the bounds stay and the next cycle diffs against the stored index."""
+    said = record_messages(monkeypatch)
+    model = EngineModel(spark, "k INT, n INT, value STRING", unique_key=["k", "n"], vnodes=16)
+    day1 = [(0, n, "one") for n in range(70)] + [(k, 0, "one") for k in range(1, 31)]
+    model.refresh(day1, merge_chunk_rows=5)
+    layout = model.layout()
+    assert layout.column == "k" and layout.skewed(model.vnode_rows(), 5) is not None, layout
+    day2 = [(k, n, "two" if n % 4 == 0 else v) for k, n, v in day1]
+    model.refresh(day2, merge_chunk_rows=5)
+    assert model.layout() == layout and model.main() == sorted(day2)
+    assert not [m for m in said if "again" in m or "diffing against all of main" in m], said

@@ -25,7 +25,9 @@ from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 class LastSnapshot:
     """The last completed snapshot: its compared columns, staging's version holding it,
     and, when the cycle verified main equal to it, main as it left it (``main``) with the
-    keys and vnodes the snapshot's hashes and vnodes in staging were computed with."""
+    keys and vnodes the snapshot's hashes and vnodes in staging were computed with, and
+    how many of its rows each vnode held (``vnode_rows``), and of the snapshot of the cycle
+    that chose that layout (``vnode_rows_at_cut``)."""
 
     schema: StructType
     staging_version: int | None
@@ -33,6 +35,8 @@ class LastSnapshot:
     keys: tuple[str, ...] = ()
     vnodes: int | None = None
     vnode_layout: dict[str, Any] | None = None  # VnodeLayout.to_json; None: hash vnodes
+    vnode_rows: tuple[int, ...] = ()  # by vnode; empty in records of earlier versions
+    vnode_rows_at_cut: tuple[int, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +46,8 @@ class LastSnapshot:
             "keys": list(self.keys),
             "vnodes": self.vnodes,
             "vnode_layout": self.vnode_layout,
+            "vnode_rows": list(self.vnode_rows),
+            "vnode_rows_at_cut": list(self.vnode_rows_at_cut),
         }
 
     @classmethod
@@ -59,6 +65,8 @@ class LastSnapshot:
             tuple(value.get("keys") or ()),
             value.get("vnodes"),
             value.get("vnode_layout"),
+            tuple(int(n) for n in value.get("vnode_rows") or ()),
+            tuple(int(n) for n in value.get("vnode_rows_at_cut") or ()),
         )
 
     def layout(self) -> VnodeLayout | None:

@@ -572,9 +572,7 @@ class RefreshRun:
             plan = load.plan_for(spark, frame, tables, config, main_exists)
             main_detail = table_detail(spark, tables.main) if main_exists else None
             self._check_layout(plan, main_detail)
-            last = LastSnapshot.parse(self.lease.state.last_columns)
-            previous = None if last is None else last.layout()
-            layout = choose_layout(frame, plan.keys, config.vnodes, previous)
+            layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
             load.write_staging(frame, tables, plan, layout)
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
@@ -601,6 +599,25 @@ class RefreshRun:
             index,
             inputs,
         )
+
+    def _previous_layout(self) -> VnodeLayout | None:
+        """The last completed cycle's vnode layout for this one to keep, if it recorded one
+        and its range bounds still spread the keys as well as when they were cut: bounds
+        that were skewed from the start (a first key column of few values) are kept, since
+        cutting them again would give the same skew and cost a diff against all of main."""
+        last = LastSnapshot.parse(self.lease.state.last_columns)
+        previous = None if last is None else last.layout()
+        if last is None or previous is None:
+            return None
+        chunk_rows = self.config.merge_chunk_rows
+        why = previous.skewed(last.vnode_rows, chunk_rows)
+        if why is not None and previous.skewed(last.vnode_rows_at_cut, chunk_rows) is None:
+            self.report.say(
+                f"cutting the range vnodes' bounds again ({why}); where they move, this "
+                f"cycle diffs against all of main"
+            )
+            return None
+        return previous
 
     def _as_committed(self, loaded: LoadedCycle) -> LoadedCycle:
         """The cycle as the change set's commit just written carries it, with that commit's
@@ -775,6 +792,9 @@ class RefreshRun:
         recorded_inputs = None
         if main_left is not None and stored.get("inputs") is not None:
             recorded_inputs = Recorded(Inputs.from_json(stored["inputs"]), main_left).to_json()
+        vnode_rows = tuple(stored.get("vnode_rows") or ())
+        previous = LastSnapshot.parse(self.lease.state.last_columns)
+        kept = previous is not None and previous.layout() == cycle.layout
         last_snapshot = LastSnapshot(
             cycle.plan.schema,
             stored.get("staging_version"),
@@ -782,6 +802,8 @@ class RefreshRun:
             cycle.plan.keys,
             cycle.layout.vnodes,
             cycle.layout.to_json(),
+            vnode_rows,
+            previous.vnode_rows_at_cut if previous is not None and kept else vnode_rows,
         )
         return {
             **CYCLE_FIELDS_CLEARED,

@@ -16,15 +16,20 @@ a file whose largest key is 1582-10-10, and a chunk's ``MERGE`` would miss that 
 and insert its keys again. A bound at 1582-10-15 or later, or at 1582-10-04 or earlier, is
 safe: the misread is only ever lower, and within the gap.
 
-A layout is chosen once (the first cycle, or when the key or ``vnodes`` changes) and kept
-by every later cycle: the vnodes stored in staging and the change set, and the slice of
-main each chunk merges, must all come from the same one. Bounds chosen at the first build
-stay; keys beyond them fall in the first or last vnode.
+A layout is chosen when a cycle loads (the first cycle, or when the key or ``vnodes``
+changes) and kept by every later cycle: the vnodes stored in staging and the change set,
+and the slice of main each chunk merges, must all come from the same one. Keys beyond the
+bounds fall in the first or last vnode; when keys drift or grow past them so far that the
+last completed cycle's largest vnode held ``SKEW`` even shares of the snapshot's rows (or
+three quarters of them) and more rows than a chunk's worth (``VnodeLayout.skewed``: one
+vnode is never split over chunks), the next cycle cuts the bounds again at its snapshot's
+quantiles, unless they were that skewed when cut (a first key column of few values).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +55,10 @@ RANGE_VNODES = 32
 # dates Delta's statistics misread (see the module's docstring), and the first date after them
 GREGORIAN_GAP = tuple(dt.date(1582, 10, 5) + dt.timedelta(days=d) for d in range(10))
 AFTER_GAP = dt.date(1582, 10, 15)
+# Range bounds are cut again once one vnode holds this many times an even share of the rows,
+# or this share of them where there are too few vnodes for that (fewer than six).
+SKEW = 4
+SKEW_SHARE_LIMIT = 0.75
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,21 @@ class VnodeLayout:
         found = range_column_type(keys, schema)
         fitting = keys[0].lower() == self.column.lower() and found == self.column_type
         return fitting and not self.misread_bounds
+
+    def skewed(self, vnode_rows: Sequence[int], chunk_rows: int) -> str | None:
+        """Why range bounds no longer spread the keys, judged by a cycle's rows per vnode
+        under this layout: its largest vnode held more than ``SKEW`` even shares (at most
+        ``SKEW_SHARE_LIMIT`` of the rows) and more than ``chunk_rows`` rows. None while they
+        do, for hash vnodes (which spread unique keys evenly) and for counts of another
+        layout."""
+        if self.column is None or len(vnode_rows) != self.count:
+            return None
+        largest = max(vnode_rows)
+        total = sum(vnode_rows)
+        if largest <= chunk_rows or largest <= min(SKEW / self.count, SKEW_SHARE_LIMIT) * total:
+            return None
+        vnode = vnode_rows.index(largest)
+        return f"vnode {vnode} of {self.count} held {largest} of the last snapshot's {total} rows"
 
     @property
     def misread_bounds(self) -> list[str]:
