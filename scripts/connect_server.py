@@ -190,10 +190,11 @@ class Server:
 
 
 def spark_home() -> Path:
-    """The pip pyspark's folder: Spark's launch scripts and jars."""
+    """The pip pyspark's folder: Spark's launch scripts and jars (its real path, as pyspark
+    finds it: the driver's class archive names the jars by it)."""
     import pyspark
 
-    return Path(pyspark.__file__).parent
+    return Path(pyspark.__file__).resolve().parent
 
 
 def say(message: str) -> None:
