@@ -70,7 +70,7 @@ fi
 # they change.
 cds_archive="$root/.spark/cds/driver.jsa"
 cds_stamp="$cds_archive.stamp"
-pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")')
+pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).resolve().parent / "jars")')
 cds_print=$({ java -version 2>&1; ls -l --time-style=+%s "$pyspark_jars" "$jars"
   cat scripts/cds_archive.py profiles/profiles.yml; } | sha256sum | cut -d' ' -f1)
 if [ ! -f "$cds_archive" ] || [ "$(cat "$cds_stamp" 2>/dev/null)" != "$cds_print" ]; then
