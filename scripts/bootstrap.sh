@@ -73,11 +73,21 @@ cds_stamp="$cds_archive.stamp"
 pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).resolve().parent / "jars")')
 cds_print=$({ java -version 2>&1; ls -l --time-style=+%s "$pyspark_jars" "$jars"
   cat scripts/cds_archive.py profiles/profiles.yml; } | sha256sum | cut -d' ' -f1)
-if [ ! -f "$cds_archive" ] || [ "$(cat "$cds_stamp" 2>/dev/null)" != "$cds_print" ]; then
-  say "writing the Spark driver's class archive $cds_archive (runs the demo once, ~3 minutes)"
-  rm -f "$cds_stamp"
-  "$venv/bin/python" scripts/cds_archive.py "$cds_archive"
-  echo "$cds_print" > "$cds_stamp"
-else
+cds_stamped=$(cat "$cds_stamp" 2>/dev/null || true)
+if [ "$cds_stamped" = "$cds_print failed" ]; then
+  say "no class archive: writing it failed for this JDK and these jars (Spark starts without it)"
+elif [ "$cds_stamped" = "$cds_print" ] && [ -f "$cds_archive" ]; then
   say "class archive up to date ($cds_archive)"
+else
+  say "writing the Spark driver's class archive $cds_archive (runs the demo once, ~3 minutes)"
+  mkdir -p "$(dirname "$cds_archive")"; rm -f "$cds_stamp"
+  # only a speed-up: without it every JVM starts as before, so a failure does not stop set-up,
+  # and is not tried again until the JDK or a jar changes
+  if "$venv/bin/python" scripts/cds_archive.py "$cds_archive"; then
+    echo "$cds_print" > "$cds_stamp"
+  else
+    rm -f "$cds_archive"
+    echo "$cds_print failed" > "$cds_stamp"
+    say "WARNING: no class archive written (above: why); Spark starts without it, ~13 s slower"
+  fi
 fi
