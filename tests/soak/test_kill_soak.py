@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.support.connect_server import ConnectServer, started_server
 from tests.support.dbt_projects import (
     refreshable_model,
@@ -27,6 +26,7 @@ from tests.support.dbt_projects import (
     start_dbt,
     write_project,
 )
+from tests.support.faults import FAULT_ENV
 from tests.support.profiles import subprocess_env
 
 ROUNDS = int(os.environ.get("REFRESHABLE_SOAK_ROUNDS", "0"))

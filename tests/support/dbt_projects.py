@@ -17,7 +17,8 @@ from typing import Any
 
 from tests.support.processes import Streamed, run_bounded
 
-DBT = str(Path(sys.executable).parent / "dbt")
+# `dbt`, with the fault its environment may name installed (tests/support/faults.py)
+DBT = [sys.executable, str(Path(__file__).with_name("dbt_launcher.py"))]
 
 SNAPSHOT_MACRO = """
 {% macro snapshot_rows(day) %}
@@ -95,7 +96,7 @@ def run_dbt(
     root: Path, env: dict[str, str], *args: str, timeout: float = DBT_TIMEOUT
 ) -> subprocess.CompletedProcess:
     """`dbt` run to its end; a run past `timeout` seconds fails the test with its log tail."""
-    return run_bounded([DBT, *args], cwd=root, env=env, timeout=timeout)
+    return run_bounded([*DBT, *args], cwd=root, env=env, timeout=timeout)
 
 
 def _interruptible() -> None:
@@ -108,7 +109,7 @@ def _interruptible() -> None:
 def start_dbt(root: Path, env: dict[str, str], *args: str) -> Streamed:
     """A `dbt` process whose output (stdout and stderr) is read line by line, and that a
     test can stop with SIGINT as Ctrl-C would."""
-    return Streamed([DBT, *args], cwd=root, env=env, preexec_fn=_interruptible)
+    return Streamed([*DBT, *args], cwd=root, env=env, preexec_fn=_interruptible)
 
 
 def free_port() -> int:

@@ -3,13 +3,8 @@
 import os
 import time
 
-from dbt.adapters.spark_refreshable.engine.state import (
-    TRANSITIONS,
-    Owner,
-    Phase,
-    State,
-    owner_is_alive,
-)
+from dbt.adapters.spark_refreshable.engine.owners import Owner, owner_is_alive
+from dbt.adapters.spark_refreshable.engine.state import TRANSITIONS, Phase, State
 
 
 def test_the_cycle_is_the_only_way_round():

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.support.connect_server import ConnectServer, started_server
 from tests.support.dbt_projects import (
     DBT_TIMEOUT,
@@ -32,6 +31,7 @@ from tests.support.dbt_projects import (
     start_dbt,
     write_project,
 )
+from tests.support.faults import FAULT_ENV
 from tests.support.profiles import subprocess_env
 
 pytestmark = pytest.mark.subprocess

@@ -7,11 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
+from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, State
+from dbt.adapters.spark_refreshable.engine.state import State
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 SCHEMA = "refreshable_engine"

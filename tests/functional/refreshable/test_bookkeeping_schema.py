@@ -11,9 +11,9 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     InjectedFault,
     LockHeldError,
 )
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
+from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner
+from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.tables import (
     BOOKKEEPING_LOG_PROPERTIES,
     MARKER,
@@ -22,6 +22,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     table_properties,
 )
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
+from tests.support.faults import injected
 
 DAY1 = [(i, f"one {i}") for i in range(30)]
 DAY2 = [(i, f"two {i}" if i % 3 else f"one {i}") for i in range(10, 50)]
@@ -129,14 +130,10 @@ def test_bookkeeping_beside_main_is_moved_by_the_next_run(spark):
 
 
 @pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
-def test_a_cycle_left_mid_merge_beside_main_is_given_up_and_main_still_ends_right(
-    spark, monkeypatch
-):
+def test_a_cycle_left_mid_merge_beside_main_is_given_up_and_main_still_ends_right(spark):
     model, old = built_beside_main(spark)
-    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-    with pytest.raises(InjectedFault):
+    with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(DAY2, bookkeeping_schema=SCHEMA, merge_chunk_rows=10)
-    monkeypatch.delenv(FAULT_ENV)
     left = model.main()
     assert left != sorted(DAY1) and left != sorted(DAY2), "main is mid-merge"
     model.refresh(DAY3)

@@ -12,7 +12,8 @@ import pytest
 from dbt.adapters.spark_refreshable.engine import merge, progress
 from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, clock_margin
+from dbt.adapters.spark_refreshable.engine.lease import Lease
+from dbt.adapters.spark_refreshable.engine.owners import Owner, clock_margin
 from tests.functional.refreshable.engine_harness import EngineModel
 
 ROWS = [(i, f"v{i}") for i in range(60)]

@@ -12,9 +12,9 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     InjectedFault,
     SnapshotRejectedError,
 )
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
+from tests.support.faults import injected
 
 DDL = "id INT, v STRING, d DOUBLE"
 CONSTRAINTS = [["not_null_v", "`v` IS NOT NULL"], ["d_not_negative", "d >= 0"]]
@@ -39,17 +39,15 @@ def spelled(constraints: list[list[str]]) -> dict[str, str]:
     return {name: expression.replace(" ", "") for name, expression in constraints}
 
 
-def test_main_carries_the_constraints_through_refreshes_and_a_resume(spark, monkeypatch):
+def test_main_carries_the_constraints_through_refreshes_and_a_resume(spark):
     model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS, merge_chunk_rows=3)
     model.refresh(rows(1))
     assert constraints_on(model) == spelled(CONSTRAINTS)
     model.refresh(rows(2))
     assert constraints_on(model) == spelled(CONSTRAINTS)
 
-    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-    with pytest.raises(InjectedFault):
+    with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(rows(3))
-    monkeypatch.delenv(FAULT_ENV)
     assert model.refresh(rows(3))["resumed"] is True
     assert model.main() == sorted(rows(3))
     assert constraints_on(model) == spelled(CONSTRAINTS)

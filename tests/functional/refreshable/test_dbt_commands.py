@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_version
+from tests.support.faults import injected
 
 # day 2 updates every third id, deletes 0-9 and inserts 40-49; with `small: true` it merges
 # in chunks of 5 changed rows
@@ -56,13 +56,12 @@ class TestDbtCommands:
         )
         assert [name.split(".")[-1] for name in listed] == ["orders"]
 
-    def test_retry_resumes_a_failed_refresh(self, project, monkeypatch):
+    def test_retry_resumes_a_failed_refresh(self, project):
         run_dbt(["run", "--vars", "day: 1"])
-        monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-        results = run_dbt(["run", "--vars", "{day: 2, small: true}"], expect_pass=False)
+        with injected("chunk_done@1:raise"):
+            results = run_dbt(["run", "--vars", "{day: 2, small: true}"], expect_pass=False)
         failed = {r.node.name: r.status for r in results}
         assert failed == {"orders": "error", "plain": "success"}, failed
-        monkeypatch.delenv(FAULT_ENV)
 
         results, output = run_dbt_and_capture(["retry"])
         assert [r.node.name for r in results] == ["orders"], "retry reruns what failed"

@@ -13,8 +13,8 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from dbt.adapters.spark_refreshable.engine.comments import main_comments
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.tables import table_version
+from tests.support.faults import injected
 
 DOCUMENTED_SQL = """
 {{ config(materialized='refreshable', unique_key='id', vnodes=4,
@@ -64,9 +64,7 @@ class TestPersistDocsAndGrants:
             "schema.yml": schema_yml(*FIRST_DOCS),
         }
 
-    def test_main_carries_the_docs_through_refreshes_and_a_resume(
-        self, project, spark, monkeypatch
-    ):
+    def test_main_carries_the_docs_through_refreshes_and_a_resume(self, project, spark):
         main = f"{project.test_schema}.documented"
 
         def comments() -> tuple:
@@ -86,11 +84,11 @@ class TestPersistDocsAndGrants:
         run_dbt(["run", "--select", "documented", "--vars", "day: 2"])
         assert comments() == SECOND_DOCS
 
-        monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-        run_dbt(
-            ["run", "--select", "documented", "--vars", "{day: 3, small: true}"], expect_pass=False
-        )
-        monkeypatch.delenv(FAULT_ENV)
+        with injected("chunk_done@1:raise"):
+            run_dbt(
+                ["run", "--select", "documented", "--vars", "{day: 3, small: true}"],
+                expect_pass=False,
+            )
         [resumed] = run_dbt(["run", "--select", "documented", "--vars", "day: 3"])
         assert resumed.adapter_response["resumed"] is True
         assert comments() == SECOND_DOCS

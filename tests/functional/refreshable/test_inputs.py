@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.inputs import Inputs, read_inputs
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
+from tests.support.faults import injected
 
 _names = itertools.count()
 ROLES = ("main", "staging", "progress", "state")  # a first cycle writes no change set
@@ -178,13 +178,11 @@ def test_a_write_into_main_gone_from_its_history_refreshes(model, sources, spark
     assert model.main() == sources.expected()
 
 
-def test_a_crashed_cycle_records_its_inputs_when_resumed(model, sources, monkeypatch, spark):
+def test_a_crashed_cycle_records_its_inputs_when_resumed(model, sources, spark):
     model.refresh(sources.sql)
     spark.sql(f"UPDATE {sources.table} SET value = concat(value, '!')")
-    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-    with pytest.raises(InjectedFault):
+    with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(sources.sql)
-    monkeypatch.delenv(FAULT_ENV)
     assert model.refresh(sources.sql)["resumed"] is True
     assert model.refresh(sources.sql)["skipped"] is True
     assert model.main() == sources.expected()

@@ -17,7 +17,6 @@ import subprocess
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.support.dbt_projects import (
     DBT_TIMEOUT,
     refreshable_model,
@@ -25,6 +24,7 @@ from tests.support.dbt_projects import (
     start_dbt,
     write_project,
 )
+from tests.support.faults import FAULT_ENV
 from tests.support.profiles import subprocess_env
 
 pytestmark = pytest.mark.subprocess

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel, record_messages
+from tests.support.faults import injected
 
 DDL = "id INT, region STRING, value STRING"
 DAY1 = [(i, f"r{i % 3}", f"one {i}") for i in range(30)]
@@ -29,13 +29,11 @@ def properties(model: EngineModel) -> dict[str, str]:
     return {r["key"]: r["value"] for r in rows}
 
 
-def crash_then_resume(model: EngineModel, monkeypatch, rows: list[tuple]) -> None:
+def crash_then_resume(model: EngineModel, rows: list[tuple]) -> None:
     """A cycle that crashes after its first chunk (of two or three), and the run that
     resumes it."""
-    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-    with pytest.raises(InjectedFault):
+    with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(rows, merge_chunk_rows=15)
-    monkeypatch.delenv(FAULT_ENV)
     assert model.refresh(rows)["resumed"] is True
 
 
@@ -48,19 +46,19 @@ def crash_then_resume(model: EngineModel, monkeypatch, rows: list[tuple]) -> Non
         pytest.param({"cluster_by": "id"}, "clusteringColumns", ["id"], marks=pytest.mark.extended),
     ],
 )
-def test_layout_stays_through_refreshes_and_a_resume(spark, monkeypatch, config, field, expected):
+def test_layout_stays_through_refreshes_and_a_resume(spark, config, field, expected):
     model = EngineModel(spark, DDL, unique_key="id", **config)
     for refresh in (
         lambda: model.refresh(DAY1),
         lambda: model.refresh(DAY2),
-        lambda: crash_then_resume(model, monkeypatch, DAY3),
+        lambda: crash_then_resume(model, DAY3),
     ):
         refresh()
         assert list(detail(model)[field]) == expected
     assert model.main() == sorted(DAY3)
 
 
-def test_tblproperties_are_set_changed_and_kept(spark, monkeypatch):
+def test_tblproperties_are_set_changed_and_kept(spark):
     model = EngineModel(
         spark, DDL, unique_key="id", tblproperties={"team": "sales", "delta.appendOnly": False}
     )
@@ -74,7 +72,7 @@ def test_tblproperties_are_set_changed_and_kept(spark, monkeypatch):
     version = model.version()
     model.refresh(DAY2)  # nothing changed: neither rows nor properties, no commit
     assert model.version() == version
-    crash_then_resume(model, monkeypatch, DAY3)
+    crash_then_resume(model, DAY3)
     assert properties(model)["team"] == "finance" and model.main() == sorted(DAY3)
 
 
@@ -136,7 +134,7 @@ def test_location_root_places_main_through_refreshes_a_resume_and_full_refreshes
     for refresh in (
         lambda: model.refresh(DAY1),
         lambda: model.refresh(DAY2),
-        lambda: crash_then_resume(model, monkeypatch, DAY3),
+        lambda: crash_then_resume(model, DAY3),
         lambda: model.refresh(DAY1, full_refresh=True),
         lambda: dropped_then(DAY2),
     ):

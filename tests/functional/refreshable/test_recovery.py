@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.faults import injected
 
 OLD = [(i, f"old {i}") for i in range(0, 120)]
 NEW = [(i, f"new {i}" if i % 3 == 0 else f"old {i}") for i in range(20, 150)]  # -20 +30 ~34
@@ -37,11 +37,9 @@ def model(spark):
     return model
 
 
-def crash(model, monkeypatch, point: str, rows) -> None:
-    monkeypatch.setenv(FAULT_ENV, f"{point}:raise")
-    with pytest.raises(InjectedFault, match=point.split("@")[0]):
+def crash(model, point: str, rows) -> None:
+    with injected(f"{point}:raise"), pytest.raises(InjectedFault, match=point.split("@")[0]):
         model.refresh(rows)
-    monkeypatch.delenv(FAULT_ENV)
 
 
 def assert_each_vnode_old_or_new(model, old, new):
@@ -67,24 +65,24 @@ def assert_the_next_run_loads_afresh(model: EngineModel, rows: list[tuple]) -> N
     assert model.state().refresh_id is None and model.state().phase == "IDLE"
 
 
-def test_crash_before_an_unchanged_cycle_goes_idle_loads_again(model, monkeypatch):
+def test_crash_before_an_unchanged_cycle_goes_idle_loads_again(model):
     """A cycle with nothing to merge goes from REFRESHING to IDLE: crashed before IDLE, it
     left no plan to resume, and the next run loads again."""
-    crash(model, monkeypatch, "merged", OLD)
+    crash(model, "merged", OLD)
     assert_the_next_run_loads_afresh(model, NEW)
 
 
-def test_crash_during_load_discards_staging_and_starts_a_new_cycle(model, monkeypatch):
-    crash(model, monkeypatch, "loading", NEW)
+def test_crash_during_load_discards_staging_and_starts_a_new_cycle(model):
+    crash(model, "loading", NEW)
     assert model.main() == sorted(OLD), "main untouched by a partial load"
     assert_the_next_run_loads_afresh(model, NEWER)
 
 
-def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model, monkeypatch):
+def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model):
     """REFRESHING is resumed only when the change set's commit carries that very cycle's
     plan: a load that crashed before writing its own leaves an earlier cycle's there."""
     model.refresh(NEW, merge_chunk_rows=ONE_CHUNK)  # a cycle that writes a change set
-    crash(model, monkeypatch, "loading", OLD)
+    crash(model, "loading", OLD)
     assert_the_next_run_loads_afresh(model, NEWER)
 
 
@@ -93,10 +91,8 @@ def test_a_load_crashed_over_an_earlier_cycles_change_set_is_not_resumed(model, 
     # a checkpointed chunk is also resumed across processes in test_connect.py
     ["finishing", "chunk_committed@2", pytest.param("chunk_done@2", marks=pytest.mark.extended)],
 )
-def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
-    model, monkeypatch, point
-):
-    crash(model, monkeypatch, point, NEW)
+def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(model, point):
+    crash(model, point, NEW)
     # the plan rides on the change set's commit: the state stays REFRESHING throughout
     assert model.state().phase == "REFRESHING"
     planned = model.chunks_planned()
@@ -116,11 +112,11 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(
     assert newer["resumed"] is False and model.main() == sorted(NEWER)
 
 
-def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatch):
+def test_a_chunk_applied_twice_changes_nothing_the_second_time(model):
     """Crash between chunk 1's main commit and its checkpoint: the resumed run finds the
     commit in main's history, checkpoints it, and commits only the other chunks; diffing it
     again against main as it is would find nothing to do either."""
-    crash(model, monkeypatch, "chunk_committed@1", NEW)
+    crash(model, "chunk_committed@1", NEW)
     version, chunks = model.version(), model.chunks_planned()
     result = model.refresh(lambda: pytest.fail("the model must not run"))
     merges = [h for h in model.history() if h["version"] > version]
@@ -130,8 +126,8 @@ def test_a_chunk_applied_twice_changes_nothing_the_second_time(model, monkeypatc
     assert (result["rows_inserted"], result["rows_deleted"]) == (30, 20), "counts reconciled"
 
 
-def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model, monkeypatch):
-    crash(model, monkeypatch, "merged", NEW)
+def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model):
+    crash(model, "merged", NEW)
     assert model.cycle_to_resume() is not None
     assert model.main() == sorted(NEW), "the merge was complete"
     version = model.version()
@@ -143,8 +139,8 @@ def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model, m
 
 
 @pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
-def test_a_cleanup_left_by_0_1_0_is_finished_before_a_new_cycle(model, spark, monkeypatch):
-    crash(model, monkeypatch, "merged", NEW)
+def test_a_cleanup_left_by_0_1_0_is_finished_before_a_new_cycle(model, spark):
+    crash(model, "merged", NEW)
     spark.sql(f"UPDATE {model.tables.state} SET phase = 'CLEANUP'")
     snapshot = RecordingSnapshot(model, NEWER)
     result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)

@@ -11,8 +11,8 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine import operations
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault, SnapshotRejectedError
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.faults import injected
 
 DAY1 = [(i, f"one {i}") for i in range(30)]
 DAY2 = [(i, f"two {i}") for i in range(10, 40)]
@@ -42,11 +42,9 @@ def test_a_fresh_model_is_skipped_and_a_due_one_refreshed(model, spark):
     assert "skipped" not in result and model.main() == sorted(DAY2)
 
 
-def test_full_refresh_and_a_resumable_merge_run_even_when_fresh(model, monkeypatch):
-    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
-    with pytest.raises(InjectedFault):
+def test_full_refresh_and_a_resumable_merge_run_even_when_fresh(model):
+    with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(DAY2, refresh_every=None, merge_chunk_rows=10)  # crashed mid-merge
-    monkeypatch.delenv(FAULT_ENV)
     result = model.refresh(must_not_run)  # left to merge: resumed, however fresh the last
     assert result["resumed"] is True and model.main() == sorted(DAY2)
     result = model.refresh(DAY1, full_refresh=True)

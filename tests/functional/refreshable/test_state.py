@@ -8,10 +8,12 @@ import threading
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine import state
+from dbt.adapters.spark_refreshable.engine import lease as lease_module
 from dbt.adapters.spark_refreshable.engine.errors import LockHeldError
+from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, Phase
+from dbt.adapters.spark_refreshable.engine.owners import Owner
+from dbt.adapters.spark_refreshable.engine.state import Phase
 from dbt.adapters.spark_refreshable.engine.tables import (
     ensure_bookkeeping_schema,
     ensure_state_table,
@@ -76,7 +78,7 @@ def test_of_three_writers_that_read_the_same_state_exactly_one_commits(spark, ta
 
 
 def test_the_log_stays_short_and_its_newest_row_is_the_state(spark, tables, monkeypatch):
-    monkeypatch.setattr(state, "COMPACT_AT_ROWS", 3)  # compact after two changes, not eleven
+    monkeypatch.setattr(lease_module, "COMPACT_AT_ROWS", 3)  # compact after two changes, not eleven
     holder = lease(spark, tables, "holder")
     holder.acquire()
     for _ in range(5):

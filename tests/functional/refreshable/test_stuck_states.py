@@ -16,9 +16,10 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     LockHeldError,
     RefreshError,
 )
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
-from dbt.adapters.spark_refreshable.engine.state import _ACTIVE_OWNERS, Lease, Owner
+from dbt.adapters.spark_refreshable.engine.lease import Lease
+from dbt.adapters.spark_refreshable.engine.owners import _ACTIVE_OWNERS, Owner
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.faults import injected
 
 DAY1 = [(i, f"one {i}") for i in range(40)]
 DAY2 = [(i, f"two {i}" if i % 2 else f"one {i}") for i in range(10, 60)]
@@ -34,16 +35,14 @@ def model(spark):
     return model
 
 
-def crash(model: EngineModel, monkeypatch, point: str, rows) -> None:
-    monkeypatch.setenv(FAULT_ENV, f"{point}:raise")
-    with pytest.raises(InjectedFault):
+def crash(model: EngineModel, point: str, rows) -> None:
+    with injected(f"{point}:raise"), pytest.raises(InjectedFault):
         model.refresh(rows, merge_chunk_rows=CRASHED_CHUNK_ROWS)
-    monkeypatch.delenv(FAULT_ENV)
 
 
 @pytest.mark.parametrize("how", ["dropped", "replaced"])
-def test_item5_main_dropped_or_replaced_while_finishing(model, spark, monkeypatch, how):
-    crash(model, monkeypatch, "chunk_done@1", DAY2)
+def test_item5_main_dropped_or_replaced_while_finishing(model, spark, how):
+    crash(model, "chunk_done@1", DAY2)
     assert model.cycle_to_resume() is not None
     spark.sql(f"DROP TABLE {model.tables.main}")
     if how == "replaced":
@@ -93,18 +92,18 @@ def status(model: EngineModel) -> str:
     return operations.status(model.spark, model.tables)
 
 
-def test_item7_status_in_every_phase(spark, monkeypatch):
+def test_item7_status_in_every_phase(spark):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
     assert "not built yet" in status(model)
     model.refresh(DAY1)
     assert f"{model.tables.display}: IDLE" in status(model)
-    crash(model, monkeypatch, "loading", DAY2)
+    crash(model, "loading", DAY2)
     assert ": REFRESHING" in status(model)
-    crash(model, monkeypatch, "chunk_done@2", DAY2)
+    crash(model, "chunk_done@2", DAY2)
     text = status(model)
     assert ": REFRESHING, merging" in text
     assert f"merge progress: 2/{model.chunks_planned()} chunks done" in text
-    crash(model, monkeypatch, "merged", DAY2)
+    crash(model, "merged", DAY2)
     chunks = model.chunks_planned()
     text = status(model)
     assert ": REFRESHING, merging" in text and f"{chunks}/{chunks} chunks done" in text
@@ -178,7 +177,7 @@ def test_item13_tables_of_0_1_0_without_the_marker_are_recognized(model, spark):
 
 
 @pytest.mark.extended  # an upgrade from an earlier layout, once per table: `make test-all`
-def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spark, monkeypatch):
+def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spark):
     """The state row stores the owner's lock_timeout; older state tables get the column."""
     old_columns = ", ".join(
         c for c in spark.table(model.tables.state).columns if c != "lease_timeout"
@@ -189,7 +188,7 @@ def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spar
         f"AS SELECT {old_columns} FROM {model.tables.state}"
     )
     assert "lease_timeout" not in spark.table(model.tables.state).columns
-    crash(model, monkeypatch, "chunk_done@1", DAY2)
+    crash(model, "chunk_done@1", DAY2)
     assert model.state().lease_timeout == 300.0  # the harness's default lock_timeout
     model.refresh(DAY2)
     assert model.main() == sorted(DAY2)
@@ -198,14 +197,12 @@ def test_item4_a_state_table_of_0_1_0_gains_the_owners_lease_timeout(model, spar
 @pytest.mark.parametrize(
     "rewritten", [pytest.param("changes", marks=pytest.mark.extended), "staging"]
 )
-def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(
-    model, spark, monkeypatch, rewritten
-):
+def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(model, spark, rewritten):
     """A run that lost its lease (or a later cycle) rewrites staging or the change set
     under a cycle left to merge: the chunks still merge what the cycle planned (a resume
     finds its plan in an earlier commit of the change set). With staging
     rewritten, another writer moved main so that the pending chunks are diffed again."""
-    crash(model, monkeypatch, "chunk_done@1", DAY2)
+    crash(model, "chunk_done@1", DAY2)
     spark.sql(f"DELETE FROM {getattr(model.tables, rewritten)}")
     if rewritten == "staging":
         first, last, _ = model.cycle_to_resume().plan["chunks"][-1]

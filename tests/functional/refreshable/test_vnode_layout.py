@@ -12,10 +12,10 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine import refresh
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
-from dbt.adapters.spark_refreshable.engine.faults import FAULT_ENV
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.content import content_problems
+from tests.support.faults import injected
 from tests.support.snapshots import CALENDAR_EDGES
 
 
@@ -134,12 +134,10 @@ def test_a_cycle_left_with_a_bound_in_the_gap_is_discarded_not_resumed(spark, mo
 
     earlier = VnodeLayout(8, "day", "date", ("DATE'1582-10-10'",))
     monkeypatch.setattr(refresh, "choose_layout", lambda *args: earlier)
-    monkeypatch.setenv(FAULT_ENV, "chunk_done@1:raise")
     day2 = [(d, n, "two") for d in days for n in range(3)]
-    with pytest.raises(InjectedFault):
+    with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(day2, merge_chunk_rows=1)
     monkeypatch.setattr(refresh, "choose_layout", choose_layout)
-    monkeypatch.delenv(FAULT_ENV)
 
     assert model.refresh(day2)["resumed"] is False
     assert any("vnode bounds [\"DATE'1582-10-10'\"]" in m for m in said), said

@@ -6,9 +6,11 @@ One module per job:
 - ``spec``: the model's refreshable config, validated (the one place config is checked).
 - ``naming``: the names of a model's tables and of the engine's own columns.
 - ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL.
-- ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the lease
-  (compare-and-set appends to a Delta table kept as a short log, heartbeat, owner liveness).
-- ``commits``: the tags and fences on the engine's Delta commits.
+- ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the state row.
+- ``owners``: who runs a refresh, and whether that owner may still be working.
+- ``lease``: the lock, held through compare-and-set appends to a Delta table kept as a
+  short log, and its heartbeat.
+- ``commits``: the tags and fences on the engine's Delta commits; commit conflicts.
 - ``tables``: creating, adopting, evolving and dropping the tables.
 - ``columns``: what a snapshot's columns may be (names, types Delta stores, keys).
 - ``inputs``: what a SQL model reads, and whether it changed since the last cycle.
@@ -23,6 +25,6 @@ One module per job:
 - ``proof``: what ``refreshable_matches_snapshot`` compares (main and the last snapshot).
 - ``recovery``: what a run must do first, given the state it finds.
 - ``report``: progress lines while a refresh runs, and the run's result.
-- ``faults``: named crash points for tests.
+- ``faults``: the named crash points a refresh announces; tests install faults there.
 - ``refresh``: one run, start to end; the job the materialization submits.
 """

@@ -6,7 +6,7 @@ only around one engine write, under a process-wide lock that the lease's state w
 too, so that a heartbeat's commit never carries a chunk's tag or fence.
 
 A fence makes a write of a run that lost its lease a no-op: each write to main carries a
-``txnVersion`` above every one of the owners before it (see ``state.Lease.fence``), and
+``txnVersion`` above every one of the owners before it (see ``lease.Lease.fence``), and
 Delta skips a write whose version is not above the latest it recorded for the app id, or
 fails it with a commit conflict when a newer one lands while it runs.
 
@@ -62,3 +62,13 @@ def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) ->
 def fence_app_id(main: str) -> str:
     """The idempotent-write app id of the engine's commits to ``main``."""
     return f"dbt-refreshable:{main}"
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """A Delta optimistic-concurrency failure: another writer committed first."""
+    text = f"{type(exc).__name__} {exc}"
+    return (
+        "DELTA_CONCURRENT" in text
+        or "ConcurrentModification" in text
+        or ("Concurrent" in type(exc).__name__)
+    )

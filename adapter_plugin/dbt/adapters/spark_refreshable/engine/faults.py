@@ -1,19 +1,15 @@
-"""Named crash points, for tests of recovery. Off unless DBT_REFRESHABLE_FAULT is set.
+"""The named points of a refresh where a test may stop it, as a crash would.
 
-``DBT_REFRESHABLE_FAULT=<point>[@<n>][:raise|:kill]`` stops the engine at the n-th time
-(default 1st) this run reaches ``point``: ``raise`` raises :class:`InjectedFault`;
-``kill`` sends SIGKILL to this process, as a crash would.
+The engine only announces each point it reaches (``RefreshRun`` calls ``reached`` on the
+hook ``for_run`` gives it); nothing happens there unless a test installed a fault with
+``install`` (the suite's faults: tests/support/faults.py, in-process and in the `dbt`
+processes it starts). Nothing in a user's run reads or sets one.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-from collections import Counter
-
-from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
-
-FAULT_ENV = "DBT_REFRESHABLE_FAULT"
+from collections.abc import Callable
+from typing import Protocol
 
 POINTS = (
     "loading",  # staging written, not yet validated: the cycle is still REFRESHING
@@ -24,28 +20,27 @@ POINTS = (
 )
 
 
-class FaultPlan:
-    def __init__(self, spec: str | None = None) -> None:
-        spec = os.environ.get(FAULT_ENV, "") if spec is None else spec
-        self.point: str | None = None
-        self.ordinal = 1
-        self.action = "raise"
-        self._seen: Counter[str] = Counter()
-        if not spec:
-            return
-        point, _, action = spec.partition(":")
-        point, _, ordinal = point.partition("@")
-        if point not in POINTS or action not in ("", "raise", "kill"):
-            raise ValueError(
-                f"{FAULT_ENV}={spec!r}: point must be one of {POINTS}, action raise|kill"
-            )
-        self.point, self.action = point, action or "raise"
-        self.ordinal = int(ordinal or 1)
-
+class FaultHook(Protocol):
     def reached(self, point: str) -> None:
-        self._seen[point] += 1
-        if point != self.point or self._seen[point] != self.ordinal:
-            return
-        if self.action == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        raise InjectedFault(f"injected fault at {point} #{self.ordinal} ({FAULT_ENV})")
+        """Called each time a refresh reaches ``point`` (one of POINTS)."""
+
+
+class _NoFaults:
+    def reached(self, point: str) -> None:
+        return None
+
+
+NO_FAULTS: FaultHook = _NoFaults()
+# what gives each refresh its own hook, once a test installed a fault
+_installed: list[Callable[[], FaultHook]] = []
+
+
+def install(hook_for_run: Callable[[], FaultHook] | None) -> None:
+    """From now on, each refresh in this process gets a hook of its own from
+    ``hook_for_run`` (None: no faults again)."""
+    _installed[:] = [hook_for_run] if hook_for_run is not None else []
+
+
+def for_run() -> FaultHook:
+    """The hook of a refresh starting now: the installed fault's, else one that does nothing."""
+    return _installed[0]() if _installed else NO_FAULTS

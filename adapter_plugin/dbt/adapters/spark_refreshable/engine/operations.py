@@ -9,10 +9,11 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine import progress
 from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
+from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.merge import MainHistory
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.owners import Owner, owner_is_alive
 from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS
-from dbt.adapters.spark_refreshable.engine.state import Lease, Owner, owner_is_alive
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 
 

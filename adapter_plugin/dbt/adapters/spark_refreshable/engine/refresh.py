@@ -34,7 +34,7 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructField, StructType
 
-from dbt.adapters.spark_refreshable.engine import diff, load, progress
+from dbt.adapters.spark_refreshable.engine import diff, faults, load, progress
 from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     engine_commit,
@@ -53,7 +53,6 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     RefreshCancelledError,
     RefreshError,
 )
-from dbt.adapters.spark_refreshable.engine.faults import FaultPlan
 from dbt.adapters.spark_refreshable.engine.inputs import (
     Inputs,
     Recorded,
@@ -62,6 +61,7 @@ from dbt.adapters.spark_refreshable.engine.inputs import (
     read_inputs,
     reason_to_refresh,
 )
+from dbt.adapters.spark_refreshable.engine.lease import Heartbeat, Lease
 from dbt.adapters.spark_refreshable.engine.merge import (
     ChunkResult,
     Cycle,
@@ -72,19 +72,13 @@ from dbt.adapters.spark_refreshable.engine.merge import (
     schema_tag,
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import row_hash_expression
-from dbt.adapters.spark_refreshable.engine.state import (
-    RELEASED_OWNER,
-    Heartbeat,
-    Lease,
-    Owner,
-    Phase,
-    State,
-)
+from dbt.adapters.spark_refreshable.engine.state import RELEASED_OWNER, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
     add_contract_constraints,
@@ -194,7 +188,7 @@ class RefreshRun:
         self.config = config
         self.lease = Lease(spark, tables.state, owner, config.lock_timeout)
         self.job = job
-        self.faults = FaultPlan()
+        self.faults = faults.for_run()
         self.clock = Stopwatch()
         self.started = time.monotonic()
         self.report = ProgressReporter(tables.display)
