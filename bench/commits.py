@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.spark_refreshable.connections import SparkRefreshableCredentials
-from dbt.adapters.spark_refreshable.engine.tables import table_version
+from dbt.adapters.spark_refreshable.engine.commits import table_version
 from dbt.adapters.spark_refreshable.environments import for_credentials
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.commits import table_detail, table_version
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-from dbt.adapters.spark_refreshable.engine.tables import table_detail, table_version
 
 PROJECT = Path(__file__).resolve().parent / "project"
 SCHEMA = "bench"

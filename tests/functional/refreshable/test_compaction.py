@@ -7,7 +7,7 @@ cases: tests/unit/test_compaction.py."""
 
 from __future__ import annotations
 
-from dbt.adapters.spark_refreshable.engine.tables import table_detail
+from dbt.adapters.spark_refreshable.engine.commits import table_detail
 from tests.functional.refreshable.engine_harness import EngineModel
 
 DDL = "id INT, value STRING"

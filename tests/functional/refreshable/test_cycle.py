@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.tables import table_detail
+from dbt.adapters.spark_refreshable.engine.commits import table_detail
 from tests.functional.refreshable.engine_harness import EngineModel
 
 DDL = "id INT, name STRING, amount DECIMAL(10,2), note STRING"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.spark_refreshable.engine.commits import table_version
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
-from dbt.adapters.spark_refreshable.engine.tables import table_version
 from tests.support.faults import injected
 
 # day 2 updates every third id, deletes 0-9 and inserts 40-49; with `small: true` it merges

@@ -13,7 +13,7 @@ import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from dbt.adapters.spark_refreshable.engine.comments import main_comments
-from dbt.adapters.spark_refreshable.engine.tables import table_version
+from dbt.adapters.spark_refreshable.engine.commits import table_version
 from tests.support.faults import injected
 
 DOCUMENTED_SQL = """

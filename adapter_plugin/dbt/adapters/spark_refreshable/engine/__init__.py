@@ -10,7 +10,7 @@ One module per job:
 - ``owners``: who runs a refresh, and whether that owner may still be working.
 - ``lease``: the lock, held through compare-and-set appends to a Delta table kept as a
   short log, and its heartbeat.
-- ``commits``: the tags and fences on the engine's Delta commits; commit conflicts.
+- ``commits``: the engine's Delta commits (tags, fences, conflicts) and a table's versions.
 - ``tables``: creating, adopting, evolving and dropping the tables.
 - ``columns``: what a snapshot's columns may be (names, types Delta stores, keys).
 - ``inputs``: what a SQL model reads, and whether it changed since the last cycle.

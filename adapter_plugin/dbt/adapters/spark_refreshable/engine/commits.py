@@ -1,4 +1,5 @@
-"""Tags and fences on the engine's Delta commits.
+"""The engine's Delta commits: their tags and fences, commit conflicts, and the versions and
+detail a table's log holds.
 
 Delta takes a commit's ``userMetadata`` and its idempotent-write id (``txnAppId``,
 ``txnVersion``) from session confs, which every thread of a session shares. They are set
@@ -26,6 +27,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+# once imported, the Connect client and (with delta.exceptions) the classic one raise Delta's
+# commit conflicts as subclasses of delta.exceptions.base's
+import delta.connect.exceptions  # noqa: F401
+from delta.exceptions import base as delta_errors
+from pyspark.errors import PySparkException
+
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
@@ -38,8 +45,41 @@ TXN_VERSION_OPTION = "txnVersion"
 
 SESSION_CONF_LOCK = threading.RLock()
 
+# Delta's commit conflicts: the classes both clients convert them to, and their conditions
+COMMIT_CONFLICTS = (
+    delta_errors.DeltaConcurrentModificationException,
+    delta_errors.ConcurrentWriteException,
+    delta_errors.MetadataChangedException,
+    delta_errors.ProtocolChangedException,
+    delta_errors.ConcurrentAppendException,
+    delta_errors.ConcurrentDeleteReadException,
+    delta_errors.ConcurrentDeleteDeleteException,
+    delta_errors.ConcurrentTransactionException,
+)
+CONFLICT_CONDITIONS = ("DELTA_CONCURRENT_", "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED")
+
 
 @contextlib.contextmanager
+def latest_commit(spark: Any, name: str) -> Any:
+    """DESCRIBE HISTORY's row of a Delta table's latest commit (version, operationMetrics...)."""
+    return spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]
+
+
+def table_version(spark: Any, name: str) -> int:
+    """A Delta table's latest version."""
+    return int(latest_commit(spark, name)["version"])
+
+
+def table_detail(spark: Any, name: str) -> Any:
+    """DESCRIBE DETAIL's row of a Delta table (id, partitionColumns, clusteringColumns...)."""
+    return spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]
+
+
+def table_id(spark: Any, name: str) -> str:
+    """A Delta table's id: it changes when the table is dropped and created again."""
+    return str(table_detail(spark, name)["id"])
+
+
 def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) -> Iterator[None]:
     """Tag (and with ``fence``, an app id and version, fence) the Delta commit of the block,
     which holds the session's conf lock: keep it to one write."""
@@ -65,10 +105,10 @@ def fence_app_id(main: str) -> str:
 
 
 def is_commit_conflict(exc: BaseException) -> bool:
-    """A Delta optimistic-concurrency failure: another writer committed first."""
-    text = f"{type(exc).__name__} {exc}"
-    return (
-        "DELTA_CONCURRENT" in text
-        or "ConcurrentModification" in text
-        or ("Concurrent" in type(exc).__name__)
-    )
+    """A Delta optimistic-concurrency failure: another writer committed first. Delta's own
+    exception classes, as both the classic and the Connect client raise them, or a Spark
+    error whose condition is one of them."""
+    if isinstance(exc, COMMIT_CONFLICTS):
+        return True
+    condition = exc.getCondition() if isinstance(exc, PySparkException) else None
+    return bool(condition) and condition.startswith(CONFLICT_CONDITIONS)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.tables import table_detail
+from dbt.adapters.spark_refreshable.engine.commits import table_detail
 
 MAX_FILE_SIZE_CONF = "spark.databricks.delta.optimize.maxFileSize"
 DEFAULT_MAX_FILE_BYTES = 1024**3

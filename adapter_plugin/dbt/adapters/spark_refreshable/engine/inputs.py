@@ -22,7 +22,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.tables import table_exists, table_id, table_version
+from dbt.adapters.spark_refreshable.engine.commits import table_id, table_version
+from dbt.adapters.spark_refreshable.engine.tables import (
+    table_exists,
+)
 
 # Leaves whose rows are in the compiled SQL itself (inline rows only when not inside a
 # view: a view's plan shows no inline row), or in a CTE defined elsewhere in the plan

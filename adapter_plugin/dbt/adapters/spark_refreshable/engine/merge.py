@@ -26,7 +26,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.commits import is_commit_conflict
+from dbt.adapters.spark_refreshable.engine.commits import (
+    is_commit_conflict,
+    latest_commit,
+    table_version,
+)
 from dbt.adapters.spark_refreshable.engine.diff import (
     changed_rows_sql,
     diff_sql,
@@ -37,7 +41,9 @@ from dbt.adapters.spark_refreshable.engine.errors import RefreshError
 from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN, ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
 from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident
-from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, latest_commit, table_version
+from dbt.adapters.spark_refreshable.engine.tables import (
+    SchemaPlan,
+)
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 MAX_ATTEMPTS = 5

@@ -39,6 +39,9 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     engine_commit,
     fence_app_id,
+    table_detail,
+    table_id,
+    table_version,
 )
 from dbt.adapters.spark_refreshable.engine.compaction import MainFiles, compact_main
 from dbt.adapters.spark_refreshable.engine.cycle_plan import (
@@ -94,11 +97,8 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     layout_drift,
     main_location,
     set_table_properties,
-    table_detail,
     table_exists,
     table_format,
-    table_id,
-    table_version,
 )
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 

@@ -26,6 +26,7 @@ from pyspark.sql.types import (
     VariantType,
 )
 
+from dbt.adapters.spark_refreshable.engine.commits import table_detail
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
@@ -94,26 +95,6 @@ def properties_sql(properties: dict[str, str]) -> str:
 
 def table_exists(spark: Any, name: str) -> bool:
     return spark.catalog.tableExists(name)
-
-
-def latest_commit(spark: Any, name: str) -> Any:
-    """DESCRIBE HISTORY's row of a Delta table's latest commit (version, operationMetrics...)."""
-    return spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]
-
-
-def table_version(spark: Any, name: str) -> int:
-    """A Delta table's latest version."""
-    return int(latest_commit(spark, name)["version"])
-
-
-def table_detail(spark: Any, name: str) -> Any:
-    """DESCRIBE DETAIL's row of a Delta table (id, partitionColumns, clusteringColumns...)."""
-    return spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]
-
-
-def table_id(spark: Any, name: str) -> str:
-    """A Delta table's id: it changes when the table is dropped and created again."""
-    return str(table_detail(spark, name)["id"])
 
 
 def table_format(spark: Any, name: str) -> str:
