@@ -59,7 +59,6 @@ COMMIT_CONFLICTS = (
 CONFLICT_CONDITIONS = ("DELTA_CONCURRENT_", "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED")
 
 
-@contextlib.contextmanager
 def latest_commit(spark: Any, name: str) -> Any:
     """DESCRIBE HISTORY's row of a Delta table's latest commit (version, operationMetrics...)."""
     return spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]
@@ -80,6 +79,7 @@ def table_id(spark: Any, name: str) -> str:
     return str(table_detail(spark, name)["id"])
 
 
+@contextlib.contextmanager
 def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) -> Iterator[None]:
     """Tag (and with ``fence``, an app id and version, fence) the Delta commit of the block,
     which holds the session's conf lock: keep it to one write."""
