@@ -25,6 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench import datagen, report  # noqa: E402
 from bench.systems import MODELS, PROJECT, SYSTEMS, Systems, table_name  # noqa: E402
+from tests.support.dbt_projects import DBT  # noqa: E402  (dbt, with a fault installed if named)
+from tests.support.faults import FAULT_ENV  # noqa: E402
 
 DATA = ROOT / ".spark" / "bench"
 RESULTS = BENCH / "results"
@@ -154,7 +156,7 @@ def kill_and_resume(
     changes = engine["rows_inserted"] + engine["rows_updated"] + engine["rows_deleted"]
     chunk_rows = max(1, changes // KILL_CHUNKS)
     env = dict(os.environ, REFRESHABLE_DATA=str(data / "kill"))
-    env.pop("DBT_REFRESHABLE_FAULT", None)
+    env.pop(FAULT_ENV, None)
 
     def run(snapshot: str, *flags: str, fault: str | None = None) -> dict[str, Any]:
         target = data / "kill-target"
@@ -163,7 +165,7 @@ def kill_and_resume(
             vars_["merge_chunk_rows"] = chunk_rows
         done = subprocess.run(
             [
-                str(Path(sys.executable).parent / "dbt"),
+                *DBT,
                 "run",
                 *flags,
                 "--select",
@@ -175,7 +177,7 @@ def kill_and_resume(
                 "--vars",
                 json.dumps(vars_),
             ],
-            env={**env, "DBT_REFRESHABLE_FAULT": fault} if fault else env,
+            env={**env, FAULT_ENV: fault} if fault else env,
             capture_output=True,
             text=True,
             timeout=3600,
