@@ -210,3 +210,29 @@ def test_an_alias_as_long_as_a_file_name_allows_refreshes(spark):
     model.refresh([(2, "c"), (3, "d")])
     assert model.main() == [(2, "c"), (3, "d")]
     assert model.state().phase == "IDLE"
+
+
+@pytest.mark.parametrize(
+    "create, refused",
+    [
+        ("CREATE TABLE {main} (id INT, value STRING) USING parquet", r"is a parquet table.*--full"),
+        ("CREATE VIEW {main} AS SELECT 1 AS id, 'a' AS value", r"is a view.*DROP VIEW"),
+    ],
+    ids=["parquet", "view"],
+)
+def test_a_main_that_is_not_a_delta_table_is_refused_and_kept(spark, create, refused):
+    """A table of another format, or a view, already named as main: the run says what it is
+    and changes nothing; for a table, --full-refresh rebuilds it as Delta."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    main = model.tables.main
+    spark.sql(create.format(main=main))
+    with pytest.raises(ConfigError, match=refused):
+        model.refresh([(1, "a"), (2, "b")])
+    assert spark.sql(f"SELECT * FROM {main}").collect() == (
+        [] if "parquet" in create else [(1, "a")]
+    )
+    assert not table_exists(spark, model.tables.staging)
+    if "parquet" in create:
+        model.refresh([(1, "a"), (2, "b")], full_refresh=True)
+        assert sorted(spark.table(main).collect()) == [(1, "a"), (2, "b")]
+        assert spark.sql(f"DESCRIBE DETAIL {main}").collect()[0]["format"] == "delta"

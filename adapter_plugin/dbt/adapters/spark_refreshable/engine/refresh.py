@@ -39,7 +39,6 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     engine_commit,
     fence_app_id,
-    table_detail,
     table_id,
     table_version,
 )
@@ -95,10 +94,10 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     ensure_state_table,
     layout_columns,
     layout_drift,
+    main_detail,
     main_location,
     set_table_properties,
     table_exists,
-    table_format,
 )
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 
@@ -551,27 +550,21 @@ class RefreshRun:
         summarized and checked against the contract; main as the diff is to find it."""
         spark, tables, config = self.spark, self.tables, self.config
         with self.clock.measure("load"):
-            main_exists = table_exists(spark, tables.main)
-            if main_exists and table_format(spark, tables.main) != "delta":
-                raise ConfigError(
-                    f"{tables.display} exists and is not a Delta table "
-                    f"({table_format(spark, tables.main)}). Drop it, or run "
-                    f"`dbt run --full-refresh --select <model>` to rebuild it as refreshable."
-                )
+            detail = main_detail(spark, tables)
+            main_exists = detail is not None
             inputs = self._read_inputs(snapshot)  # before the snapshot reads them
             self.report.say(
                 f"loading the snapshot into staging (cycle {self.lease.state.refresh_id})"
             )
             frame = load.as_spark_frame(spark, snapshot())
             plan = load.plan_for(spark, frame, tables, config, main_exists)
-            main_detail = table_detail(spark, tables.main) if main_exists else None
-            self._check_layout(plan, main_detail)
+            self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
             load.write_staging(frame, tables, plan, layout)
             staging_version = table_version(spark, tables.staging)
             self.faults.reached("loading")
             base_version = main_version(spark, tables) if main_exists else None
-            index = self._main_index(plan, layout, main_detail, base_version)
+            index = self._main_index(plan, layout, detail, base_version)
             summary, index_found = load.summarize_staging(
                 spark, tables, plan.keys, None if index is None else index.summary_sql(tables)
             )
@@ -579,9 +572,7 @@ class RefreshRun:
                 self.report.say(f"diffing against all of main: {why}")
                 index = None
             load.check_constraints(spark, tables, config.constraints)
-            self._main_files = (
-                MainFiles(0, 0) if main_detail is None else MainFiles.of_detail(main_detail)
-            )
+            self._main_files = MainFiles(0, 0) if detail is None else MainFiles.of_detail(detail)
         return Staged(
             plan,
             layout,
@@ -589,7 +580,7 @@ class RefreshRun:
             staging_version,
             main_exists,
             base_version,
-            None if main_detail is None else str(main_detail["id"]),
+            None if detail is None else str(detail["id"]),
             index,
             inputs,
         )

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql.types import (
     ArrayType,
     DataType,
@@ -61,6 +62,7 @@ MARKER = "dbt_refreshable.bookkeeping"
 OWNER_PROPERTY = "dbt_refreshable.model"
 # Spark's text in place of a redacted value
 REDACTED = "*********(redacted)"
+NOT_FOUND = "TABLE_OR_VIEW_NOT_FOUND"  # the condition of a name no table or view has
 # on main: the names of the CHECK constraints the engine added from the model's contract
 CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 # A Delta checkpoint every 100 commits, not 10: writing one is a Spark job in the committing
@@ -97,13 +99,29 @@ def table_exists(spark: Any, name: str) -> bool:
     return spark.catalog.tableExists(name)
 
 
-def table_format(spark: Any, name: str) -> str:
-    """'delta', another provider, or 'view'."""
-    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
-    info = {r[0]: r[1] for r in rows}
-    if (info.get("Type") or "").upper() == "VIEW":
-        return "view"
-    return (info.get("Provider") or "").lower()
+def main_detail(spark: Any, tables: ModelTables) -> Any | None:
+    """DESCRIBE DETAIL's row of main, None when main does not exist yet: one statement
+    where an existence and a format check would take two. Refuses a main that is a view or
+    a table of another format than Delta."""
+    try:
+        detail = table_detail(spark, tables.main)
+    except AnalysisException as error:
+        condition = error.getCondition() or ""
+        if condition == NOT_FOUND:
+            return None
+        if not condition.startswith("EXPECT_TABLE_NOT_VIEW"):
+            raise
+        raise ConfigError(
+            f"{tables.display} exists and is a view, not a Delta table. Drop the view (DROP "
+            f"VIEW {tables.main}) or give the model another alias. Nothing was changed."
+        ) from None
+    if (detail["format"] or "").lower() != "delta":
+        raise ConfigError(
+            f"{tables.display} exists and is a {detail['format']} table, not a Delta table. "
+            f"Run `dbt run --full-refresh --select <model>` to rebuild it as refreshable, or "
+            f"drop it. Nothing was changed."
+        )
+    return detail
 
 
 def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[str, str]]:
@@ -118,9 +136,12 @@ def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[
         if role == "main":
             continue
         name = tables.role_name(role)
-        if not table_exists(spark, name):
-            continue
-        held = table_properties(spark, name)
+        try:
+            held = table_properties(spark, name)
+        except AnalysisException as error:  # one statement where tableExists would add one
+            if error.getCondition() == NOT_FOUND:
+                continue
+            raise
         if held.get(MARKER) != "true":
             _claim_legacy(spark, tables, role, name)
         missing = {k: v for k, v in BOOKKEEPING_LOG_PROPERTIES.items() if held.get(k) != v}
