@@ -153,12 +153,7 @@ def diff_sql(
     ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
     main's keys and hashes without reading main (see :class:`MainIndex`)."""
     keys = plan.keys
-    staged = (
-        f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
-        f"first({ident(HASH_COLUMN)}) AS h, count(*) AS copies, TRUE AS present "
-        f"FROM {as_of(tables.staging, staging_version)} {_in_vnodes(vnode_range)} "
-        f"GROUP BY {column_list(keys)}"
-    )
+    staged = _per_key(as_of(tables.staging, staging_version), keys, ident(HASH_COLUMN), vnode_range)
     if main_version is None:
         return (
             f"SELECT CASE WHEN copies > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
@@ -167,11 +162,19 @@ def diff_sql(
     main = (
         index.sql(tables, keys, vnode_range)
         if index is not None
-        else f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
-        f"first(h) AS h, count(*) AS copies, TRUE AS present "
-        f"FROM ({main_hashes_sql(tables, plan, layout, main_version, main_lacks)}) "
-        f"{_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
+        else _per_key(
+            f"({main_hashes_sql(tables, plan, layout, main_version, main_lacks)})",
+            keys,
+            "h",
+            vnode_range,
+        )
     )
+    return _compared_sql(staged, main, keys)
+
+
+def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
+    """Staging's and main's rows per key (``_per_key``) joined: (op, vnode, keys, copies)
+    of every key whose hashes differ, present on one side only, duplicate or null."""
     null_key = " OR ".join(f"{qualified('m', k)} IS NULL" for k in keys)
     chosen_keys = ", ".join(
         f"CASE WHEN s.present THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
@@ -193,6 +196,16 @@ def diff_sql(
         WHERE s.present IS NULL OR m.present IS NULL OR s.copies > 1 OR m.copies > 1
            OR s.h <> m.h
     """
+
+
+def _per_key(source: str, keys: tuple[str, ...], hash_column: str, vnode_range: str | None) -> str:
+    """One row per key of ``source`` (in ``vnode_range``): the vnode and hash of its first
+    row, and how many rows have the key."""
+    return (
+        f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
+        f"first({hash_column}) AS h, count(*) AS copies, TRUE AS present "
+        f"FROM {source} {_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
+    )
 
 
 def changed_rows_sql(

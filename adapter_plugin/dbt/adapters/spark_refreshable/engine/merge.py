@@ -241,10 +241,7 @@ def merge_chunk(
         if missed:  # the retry checks the lease first: a fenced-off write means it is lost
             current = None
             continue
-        for op, by_vnode in counts.items():
-            total = applied.setdefault(op, {})
-            for vnode, rows in by_vnode.items():
-                total[vnode] = total.get(vnode, 0) + rows
+        _add_counts(applied, counts)
         latest = latest_commit(spark, cycle.tables.main)
         committed = int(latest["version"])
         if committed == version + 1:
@@ -256,6 +253,14 @@ def merge_chunk(
         f"(vnodes {chunk.first_vnode}-{chunk.last_vnode}) through {MAX_ATTEMPTS} attempts. "
         f"Another job writes to it continually; pause it and run again (the refresh resumes)."
     )
+
+
+def _add_counts(total: dict[str, dict[int, int]], counts: dict[str, dict[int, int]]) -> None:
+    """Add ``counts`` (op -> vnode -> rows) into ``total``."""
+    for op, by_vnode in counts.items():
+        into = total.setdefault(op, {})
+        for vnode, rows in by_vnode.items():
+            into[vnode] = into.get(vnode, 0) + rows
 
 
 def _diff_and_merge(

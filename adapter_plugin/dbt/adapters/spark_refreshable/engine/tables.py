@@ -337,14 +337,7 @@ def plan_schema(
     main_fields = {f.name.lower(): f for f in main.fields}
     added = [snapshot_fields[c] for c in snapshot_fields if c not in main_fields]
     removed = [main_fields[c].name for c in main_fields if c not in snapshot_fields]
-    retyped = [
-        f"{main_fields[c].name} ({type_sql(main_fields[c].dataType)} -> "
-        f"{type_sql(snapshot_fields[c].dataType)})"
-        for c in snapshot_fields
-        if c in main_fields
-        and without_nullability(main_fields[c].dataType)
-        != without_nullability(snapshot_fields[c].dataType)
-    ]
+    retyped = _retyped(main_fields, snapshot_fields)
     missing_keys = [k for k in keys if k.lower() not in main_fields]
     fix = "Rebuild with `dbt run --full-refresh --select <model>`"
     if retyped:
@@ -377,6 +370,17 @@ def plan_schema(
         [(f.name, type_sql(f.dataType)) for f in added],
         drop,
     )
+
+
+def _retyped(main: dict[str, StructField], snapshot: dict[str, StructField]) -> list[str]:
+    """The columns (by lower-case name) whose type the snapshot changes, as "name (old ->
+    new)"; nullability aside."""
+    return [
+        f"{main[c].name} ({type_sql(main[c].dataType)} -> {type_sql(snapshot[c].dataType)})"
+        for c in snapshot
+        if c in main
+        and without_nullability(main[c].dataType) != without_nullability(snapshot[c].dataType)
+    ]
 
 
 def _spelled(keys: tuple[str, ...], names: list[str]) -> tuple[str, ...]:
@@ -489,22 +493,36 @@ def create_or_evolve_main(
     properties = {**MAIN_PROPERTIES, **config.tblproperties}
     if config.change_data_feed:
         properties["delta.enableChangeDataFeed"] = "true"
-    if not table_exists(spark, tables.main):
-        clause, columns = layout_columns(plan, config)
-        layout = f"{clause} ({', '.join(ident(c) for c in columns)}) " if clause else ""
-        location = main_location(tables, config)
-        # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
-        # new main replaces what they hold, as dbt-spark's table materialization does. A
-        # cycle diffs against main as the catalog has it, so none of it is lost that way.
-        create = "CREATE OR REPLACE TABLE" if location else "CREATE TABLE IF NOT EXISTS"
-        at = f"LOCATION {literal(location)} " if location else ""
-        with tagged():
-            spark.sql(
-                f"{create} {tables.main} USING delta {layout}{at}"
-                f"TBLPROPERTIES ({properties_sql(properties)}) "
-                f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
-            )
+    if table_exists(spark, tables.main):
+        _evolve_main(spark, tables, plan, config, properties, tagged, before_alter)
         return
+    clause, columns = layout_columns(plan, config)
+    layout = f"{clause} ({', '.join(ident(c) for c in columns)}) " if clause else ""
+    location = main_location(tables, config)
+    # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
+    # new main replaces what they hold, as dbt-spark's table materialization does. A
+    # cycle diffs against main as the catalog has it, so none of it is lost that way.
+    create = "CREATE OR REPLACE TABLE" if location else "CREATE TABLE IF NOT EXISTS"
+    at = f"LOCATION {literal(location)} " if location else ""
+    with tagged():
+        spark.sql(
+            f"{create} {tables.main} USING delta {layout}{at}"
+            f"TBLPROPERTIES ({properties_sql(properties)}) "
+            f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
+        )
+
+
+def _evolve_main(
+    spark: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    config: RefreshConfig,
+    properties: dict[str, str],
+    tagged: Callable[[], AbstractContextManager[None]],
+    before_alter: Callable[[], None],
+) -> None:
+    """Bring an existing main to the plan's columns, the model's properties and its
+    contract's constraints (stale ones dropped), altering only what differs."""
     current = {name.lower() for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
     held = table_properties(spark, tables.main)
