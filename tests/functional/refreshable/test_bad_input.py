@@ -3,6 +3,8 @@ next good run succeeds."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import (
@@ -236,3 +238,21 @@ def test_a_main_that_is_not_a_delta_table_is_refused_and_kept(spark, create, ref
         model.refresh([(1, "a"), (2, "b")], full_refresh=True)
         assert sorted(spark.table(main).collect()) == [(1, "a"), (2, "b")]
         assert spark.sql(f"DESCRIBE DETAIL {main}").collect()[0]["format"] == "delta"
+
+
+@pytest.mark.parametrize("role", ["main", "staging", "state"])
+def test_a_table_whose_files_are_gone_is_named_and_full_refresh_rebuilds(spark, role):
+    """The catalog still lists a table of the model whose directory was deleted: a run says
+    which and that --full-refresh repairs it (it cannot be read, nor its lease taken);
+    --full-refresh drops every table of the model and rebuilds main."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.refresh([(1, "a"), (2, "b")])
+    name = model.tables.role_name(role)
+    location = spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"]
+    shutil.rmtree(location.removeprefix("file:"))
+    display = model.tables.role_display(role)
+    with pytest.raises(ConfigError, match=rf"{display} is in the catalog but its files are gone"):
+        model.refresh([(1, "a"), (3, "c")])
+    model.refresh([(1, "a"), (3, "c")], full_refresh=True)
+    assert model.main() == [(1, "a"), (3, "c")]
+    assert model.refresh([(1, "z"), (3, "c")])["rows_updated"] == 1

@@ -82,6 +82,7 @@ from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import row_hash_expression
 from dbt.adapters.spark_refreshable.engine.state import RELEASED_OWNER, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
+    FILES_GONE,
     SchemaPlan,
     add_contract_constraints,
     add_missing_state_columns,
@@ -208,7 +209,7 @@ class RefreshRun:
             if not self.tables.bookkeeping_beside_main:
                 self._move_bookkeeping_beside_main()
                 ensure_bookkeeping_schema(self.spark, self.tables)
-            outdated = claim_bookkeeping_tables(self.spark, self.tables)
+            outdated = claim_bookkeeping_tables(self.spark, self.tables, dropping=full_refresh)
             if full_refresh:
                 self._drop_for_full_refresh()
                 outdated = {}
@@ -327,6 +328,10 @@ class RefreshRun:
                 self.lease.read()
             except LeaseLostError as unreadable:
                 self.report.say(f"--full-refresh: repairing the state table ({unreadable})")
+            except AnalysisException as error:
+                if error.getCondition() not in FILES_GONE:
+                    raise
+                self.report.say("--full-refresh: the state table's files are gone; dropping it")
             else:
                 self.lease.acquire()
         self.report.say("--full-refresh: dropping main, staging, changes, progress and state")

@@ -62,7 +62,9 @@ MARKER = "dbt_refreshable.bookkeeping"
 OWNER_PROPERTY = "dbt_refreshable.model"
 # Spark's text in place of a redacted value
 REDACTED = "*********(redacted)"
-NOT_FOUND = "TABLE_OR_VIEW_NOT_FOUND"  # the condition of a name no table or view has
+# the conditions of a Delta table the catalog lists but whose files are gone (as DDL and
+# as a read meet it)
+FILES_GONE = ("DELTA_PATH_DOES_NOT_EXIST", "DELTA_TABLE_NOT_FOUND")
 # on main: the names of the CHECK constraints the engine added from the model's contract
 CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 # A Delta checkpoint every 100 commits, not 10: writing one is a Spark job in the committing
@@ -96,19 +98,37 @@ def properties_sql(properties: dict[str, str]) -> str:
 
 
 def table_exists(spark: Any, name: str) -> bool:
-    return spark.catalog.tableExists(name)
+    """Whether the catalog has table ``name`` (also when its files are gone)."""
+    try:
+        return spark.catalog.tableExists(name)
+    except AnalysisException as error:
+        if error.getCondition() in FILES_GONE:
+            return True
+        raise
+
+
+def files_gone(tables: ModelTables, role: str) -> ConfigError:
+    """The error of a table of the model the catalog lists but whose files are gone."""
+    return ConfigError(
+        f"{tables.role_display(role)} is in the catalog but its files are gone (deleted from "
+        f"the file system or object store). Run `dbt run --full-refresh --select <model>`: "
+        f"it drops the model's tables and rebuilds main from the snapshot."
+    )
 
 
 def main_detail(spark: Any, tables: ModelTables) -> Any | None:
-    """DESCRIBE DETAIL's row of main, None when main does not exist yet: one statement
-    where an existence and a format check would take two. Refuses a main that is a view or
-    a table of another format than Delta."""
+    """DESCRIBE DETAIL's row of main (its format too: no DESCRIBE TABLE besides), None when
+    main does not exist yet. Refuses a main that is a view, a table of another format than
+    Delta, or one whose files are gone. (Existence is asked first: Spark logs every failed
+    statement as an error, a first build's included.)"""
+    if not table_exists(spark, tables.main):
+        return None
     try:
         detail = table_detail(spark, tables.main)
     except AnalysisException as error:
         condition = error.getCondition() or ""
-        if condition == NOT_FOUND:
-            return None
+        if condition in FILES_GONE:
+            raise files_gone(tables, "main") from None
         if not condition.startswith("EXPECT_TABLE_NOT_VIEW"):
             raise
         raise ConfigError(
@@ -124,11 +144,14 @@ def main_detail(spark: Any, tables: ModelTables) -> Any | None:
     return detail
 
 
-def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[str, str]]:
+def claim_bookkeeping_tables(
+    spark: Any, tables: ModelTables, dropping: bool = False
+) -> dict[str, dict[str, str]]:
     """Refuse to go on if a table with a bookkeeping table's name is not the engine's, or
-    if the state table is another model's. Tables of 0.1.0, recognized by their columns,
-    get the marker now. Returns the properties that the state and progress tables of
-    earlier versions lack (log properties, the state table's owner), by table name,
+    if the state table is another model's, or if a table's files are gone (unless the run
+    is ``dropping`` the tables: --full-refresh). Tables of 0.1.0, recognized by their
+    columns, get the marker now. Returns the properties that the state and progress tables
+    of earlier versions lack (log properties, the state table's owner), by table name,
     for the run to set once it holds the lease (a commit to the state table beside a live
     owner's would fail its next compare-and-set)."""
     outdated = {}
@@ -136,12 +159,16 @@ def claim_bookkeeping_tables(spark: Any, tables: ModelTables) -> dict[str, dict[
         if role == "main":
             continue
         name = tables.role_name(role)
+        if not table_exists(spark, name):
+            continue
         try:
             held = table_properties(spark, name)
-        except AnalysisException as error:  # one statement where tableExists would add one
-            if error.getCondition() == NOT_FOUND:
-                continue
-            raise
+        except AnalysisException as error:
+            if error.getCondition() not in FILES_GONE:
+                raise
+            if dropping:
+                continue  # its files are gone: it holds nothing to claim
+            raise files_gone(tables, role) from None
         if held.get(MARKER) != "true":
             _claim_legacy(spark, tables, role, name)
         missing = {k: v for k, v in BOOKKEEPING_LOG_PROPERTIES.items() if held.get(k) != v}
