@@ -55,7 +55,7 @@ def main() -> None:
             started = time.monotonic()
             result = run_refresh(spark, request, snapshot(spark, cycle))
             walls.append(time.monotonic() - started)
-            splits.append([result[f"seconds_{step}"] for step in STEPS])
+            splits.append([getattr(result, f"seconds_{step}") for step in STEPS])
         spark.stop()
     measured, split = walls[WARM_UP:], splits[WARM_UP:]
     means = [statistics.mean(s[i] for s in split) for i in range(len(STEPS))]

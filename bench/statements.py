@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dbt.adapters.spark_refreshable.connections import SparkRefreshableCredentials
+from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
 from dbt.adapters.spark_refreshable.environments import for_credentials
 
@@ -52,7 +53,7 @@ def session(folder: Path) -> Any:
     return for_credentials(SparkRefreshableCredentials.from_dict(fields)).base_session()
 
 
-Mark = tuple[str, float, float, dict[str, Any]]  # a cycle's name, start, end (ms), result
+Mark = tuple[str, float, float, RefreshResult]  # a cycle's name, start, end (ms), result
 
 
 def refresh(spark: Any, model: str, unique_key: Any, named: dict[str, Any]) -> list[Mark]:
@@ -140,7 +141,7 @@ def main() -> None:
             continue
         mine = [(t, s, kind) for t, s, kind in found if begin <= t <= end]
         split = " / ".join(
-            f"{step} {result.get(f'seconds_{step}', 0):.1f}"
+            f"{step} {getattr(result, f'seconds_{step}'):.1f}"
             for step in ("load", "diff", "fetch", "merge", "bookkeeping")
         )
         print(f"\n{name}: {(end - begin) / 1000:.1f} s wall, {len(mine)} statements; {split}")

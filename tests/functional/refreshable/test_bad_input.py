@@ -255,4 +255,4 @@ def test_a_table_whose_files_are_gone_is_named_and_full_refresh_rebuilds(spark, 
         model.refresh([(1, "a"), (3, "c")])
     model.refresh([(1, "a"), (3, "c")], full_refresh=True)
     assert model.main() == [(1, "a"), (3, "c")]
-    assert model.refresh([(1, "z"), (3, "c")])["rows_updated"] == 1
+    assert model.refresh([(1, "z"), (3, "c")]).rows_updated == 1

@@ -48,10 +48,10 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark):
         result = model.refresh(day(n))
         assert model.main() == sorted(day(n))
         assert files(model) < 4, f"day {n}: main was left with {files(model)} files"
-        assert result["diff_read_main"] is False, f"day {n}: main's keys were not read from staging"
-        if "main_compacted" in result:
-            compactions.append(result["main_compacted"])
-            before, _ = result["main_compacted"]
+        assert result.diff_read_main is False, f"day {n}: main's keys were not read from staging"
+        if result.main_compacted is not None:
+            compactions.append(result.main_compacted)
+            before, _ = result.main_compacted
             assert before == files_merged(model, last_cycle), f"day {n}: main's files miscounted"
     assert len(compactions) == 2, f"main was compacted after {len(compactions)} of 2 days"
     for before, after in compactions:
@@ -61,5 +61,5 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark):
     last_cycle = model.version()
     result = model.refresh(rows, merge_chunk_rows=1000, compact_after_files=1)
     assert model.main() == sorted(rows)
-    before, _ = result["main_compacted"]
+    before, _ = result.main_compacted
     assert before == files_merged(model, last_cycle), "main's files miscounted"

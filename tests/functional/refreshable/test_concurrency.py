@@ -127,7 +127,7 @@ def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_c
     assert state.owner_id is None and model.cycle_to_resume() is not None, "left to resume"
     monkeypatch.undo()
     result = model.refresh(lambda: pytest.fail("resumes, does not reload"))
-    assert result["resumed"] is True and model.main() == sorted(changed)
+    assert result.resumed is True and model.main() == sorted(changed)
 
 
 def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkeypatch):
@@ -154,7 +154,7 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
     monkeypatch.setattr(progress, "record_chunks", record_then_interfere)
     snapshot = [(i, "changed" if i % 2 else f"v{i}") for i in range(60)]
     result = model.refresh(snapshot, merge_chunk_rows=8, checkpoint_interval=0)
-    assert vandalised and result["chunks_total"] >= 3
+    assert vandalised and result.chunks_total >= 3
     assert any(i % 2 == 0 for i in vandalised), "unchanged rows were overwritten too"
     assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
 
@@ -217,7 +217,7 @@ def take_over_and_refresh_again(model, rows) -> None:
     """An operator unlocks the stopped run, a second run finishes its cycle, a third
     refreshes to ``rows``."""
     force_unlock(model)
-    assert model.refresh(lambda: pytest.fail("resumes, does not reload"))["resumed"] is True
+    assert model.refresh(lambda: pytest.fail("resumes, does not reload")).resumed is True
     model.refresh(rows, merge_chunk_rows=20)
 
 
@@ -284,5 +284,5 @@ def test_a_fenced_off_merge_is_never_taken_for_the_runs_own_commit(model, monkey
     other.release()
     monkeypatch.undo()
     resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
-    assert resumed["resumed"] is True
+    assert resumed.resumed is True
     assert model.main() == sorted(DAY_2), "a chunk was checkpointed but never merged"

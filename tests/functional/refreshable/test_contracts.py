@@ -48,7 +48,7 @@ def test_main_carries_the_constraints_through_refreshes_and_a_resume(spark):
 
     with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(rows(3))
-    assert model.refresh(rows(3))["resumed"] is True
+    assert model.refresh(rows(3)).resumed is True
     assert model.main() == sorted(rows(3))
     assert constraints_on(model) == spelled(CONSTRAINTS)
     with pytest.raises(Exception, match="d_not_negative"):  # Delta enforces them on main

@@ -31,7 +31,7 @@ def model(spark):
 def test_first_run_creates_the_tables_and_main_equals_the_snapshot(model, spark):
     result = model.refresh(FIRST)
     assert model.main() == sorted(FIRST)
-    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (4, 0, 0)
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (4, 0, 0)
     for name in (
         model.tables.main,
         model.tables.staging,
@@ -57,8 +57,8 @@ def test_a_refresh_writes_only_the_difference(model):
     ]
     result = model.refresh(second)
     assert model.main() == sorted(second)
-    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (1, 2, 1)
-    assert result["rows_unchanged"] == 1 and result["resumed"] is False
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 2, 1)
+    assert result.rows_unchanged == 1 and result.resumed is False
     merges = [h for h in model.history() if h["version"] > before]
     assert [h["operation"] for h in merges] == ["MERGE"], "one atomic commit for one chunk"
     metrics = merges[0]["operationMetrics"]
@@ -114,7 +114,7 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
         merge_chunk_rows=8,
         checkpoint_interval=3600,
     )
-    assert result["chunks_total"] >= 3
+    assert result.chunks_total >= 3
     assert model.table_version("progress") == versions["progress"], "one commit per chunk"
 
     # checkpoint_interval=0: every chunk but the last is recorded, the first replacing older rows
@@ -123,22 +123,22 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
         merge_chunk_rows=8,
         checkpoint_interval=0,
     )
-    assert result["chunks_total"] >= 3
-    assert model.table_version("progress") - versions["progress"] == result["chunks_total"] - 1
+    assert result.chunks_total >= 3
+    assert model.table_version("progress") - versions["progress"] == result.chunks_total - 1
     rows = spark.sql(f"SELECT refresh_id, chunk FROM {model.tables.progress}").collect()
-    assert {r[0] for r in rows} == {result["refresh_id"]}, "the previous cycles' rows replaced"
-    assert {r[1] for r in rows} == set(range(result["chunks_total"] - 1))
+    assert {r[0] for r in rows} == {result.refresh_id}, "the previous cycles' rows replaced"
+    assert {r[1] for r in rows} == set(range(result.chunks_total - 1))
 
 
 def test_an_unchanged_snapshot_commits_nothing_to_main_and_skips_finishing(model):
     model.refresh(FIRST)
     before = {t: model.table_version(t) for t in ("main", "state", "progress")}
     result = model.refresh(list(reversed(FIRST)))
-    assert result["rows_affected"] == 0 and result["rows_unchanged"] == 4
+    assert result.rows_affected == 0 and result.rows_unchanged == 4
     after = {t: model.table_version(t) for t in ("main", "state", "progress")}
     assert after["main"] == before["main"] and after["progress"] == before["progress"]
     assert after["state"] - before["state"] == 2, "acquire and IDLE: nothing to resume"
-    assert model.state().last_refresh_id == result["refresh_id"]
+    assert model.state().last_refresh_id == result.refresh_id
 
 
 def test_composite_keys_of_several_types_nulls_and_unicode(spark):
@@ -160,7 +160,7 @@ def test_composite_keys_of_several_types_nulls_and_unicode(spark):
     ]
     result = model.refresh(second)
     assert model.main() == sorted(second)
-    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (1, 2, 1)
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 2, 1)
 
 
 def test_null_patterns_are_not_confused_by_the_checksum(spark):

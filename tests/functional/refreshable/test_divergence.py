@@ -22,7 +22,7 @@ def test_item1_a_nested_null_moving_is_an_update_and_the_proof_compares_content(
     model = EngineModel(spark, "id INT, a ARRAY<STRING>, m MAP<STRING, INT>", unique_key="id")
     model.refresh([(1, ["a", None], {"k": 1}), (2, ["b"], {"k": None})])
     result = model.refresh([(1, [None, "a"], {"k": 1}), (2, ["b"], {})])
-    assert result["rows_updated"] == 2
+    assert result.rows_updated == 2
     assert model.main() == [(1, [None, "a"], {"k": 1}), (2, ["b"], {})]
     assert content_difference(model) == (0, 0)
 
@@ -37,8 +37,8 @@ def test_item2_key_column_spelled_in_another_case_with_deletes(spark):
     model.refresh([(1, "a"), (2, "b"), (3, "c")])
     day2 = spark.createDataFrame([(1, "A"), (4, "d")], "ID INT, v STRING")
     result = model.refresh(lambda: day2, unique_key="ID")
-    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (1, 1, 2)
-    assert result["chunks_done"] == result["chunks_total"]
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 1, 2)
+    assert result.chunks_done == result.chunks_total
     assert model.main() == [(1, "A"), (4, "d")]
     assert content_difference(model) == (0, 0)
 
@@ -56,7 +56,7 @@ def test_item3_column_names_delta_accepts_only_with_column_mapping(spark):
     model.refresh(day1)
     assert model.main() == sorted(day1)
     result = model.refresh(day2)
-    assert (result["rows_inserted"], result["rows_updated"], result["rows_deleted"]) == (1, 1, 1)
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 1, 1)
     assert model.main() == sorted(day2)
     assert content_difference(model) == (0, 0)
 
@@ -81,7 +81,7 @@ def test_item11_an_added_struct_column_whose_fields_need_quoting(spark):
     ddl = "id INT, s STRUCT<`a b`: INT, `c;d`: ARRAY<STRING>>"
     day2 = spark.createDataFrame([(1, (1, ["x"])), (2, None)], ddl)
     result = model.refresh(lambda: day2)
-    assert result["rows_updated"] == 1
+    assert result.rows_updated == 1
     assert model.main() == [(1, (1, ["x"])), (2, None)]
     assert content_difference(model) == (0, 0)
 
@@ -102,7 +102,7 @@ def test_a_variant_whose_type_changes_under_the_same_json_is_an_update(spark):
         expected = spark.sql(f"SELECT id, schema_of_variant(v) FROM ({sql}) ORDER BY id")
         assert spark.sql(types).collect() == expected.collect()
         assert content_difference(model) == (0, 0)
-    assert result["rows_updated"] == 2
+    assert result.rows_updated == 2
 
     spark.sql(f"UPDATE {model.tables.main} SET v = parse_json('1') WHERE id = 1")
     assert content_difference(model) == (1, 1)
@@ -127,7 +127,7 @@ def test_timestamp_ntz_and_variant_columns_that_come_late(spark, on_schema_chang
     model = EngineModel(spark, "id BIGINT, v STRING", unique_key="id")
     model.refresh([(i, f"v{i}") for i in range(3)], on_schema_change=on_schema_change)
     result = model.refresh(LATE_COLUMNS, on_schema_change=on_schema_change)
-    assert result["rows_updated"] == 3 and result["rows_inserted"] == 1
+    assert result.rows_updated == 3 and result.rows_inserted == 1
     assert content_difference(model) == (0, 0)
     expected = spark.sql(f"SELECT id, v, ntz, CAST(doc AS STRING), nested FROM ({LATE_COLUMNS})")
     got = spark.sql(f"SELECT id, v, ntz, CAST(doc AS STRING), nested FROM {model.tables.main}")

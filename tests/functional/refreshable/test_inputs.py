@@ -77,13 +77,13 @@ def versions(model: EngineModel) -> dict[str, int]:
 
 def test_unchanged_delta_inputs_skip_the_run_and_commit_nothing(model, sources):
     first = model.refresh(sources.sql)
-    assert "skipped" not in first and model.main() == sources.expected()
+    assert not first.skipped and model.main() == sources.expected()
     before = versions(model)
     second = model.refresh(sources.sql)
-    assert second["skipped"] is True and second["_message"] == "SKIPPED (inputs unchanged)"
+    assert second.skipped is True and second.message == "SKIPPED (inputs unchanged)"
     assert versions(model) == before, "a skipped run commits to none of the model's tables"
     off = model.refresh(sources.sql, skip_unchanged_inputs=False)
-    assert "skipped" not in off and off["_message"].startswith("REFRESHED")
+    assert not off.skipped and off.message.startswith("REFRESHED")
 
 
 # Each step changes something the model reads (or main), or nothing that matters to rows;
@@ -154,7 +154,7 @@ def test_generated_changes_skip_only_when_nothing_changed(model, sources):
     for step in walk:
         apply_step(step, sources, model, state)
         result = model.refresh(sources.sql, merge_chunk_rows=state["chunk_rows"])
-        assert bool(result.get("skipped")) is STEPS[step], (seed, step, result["_message"])
+        assert bool(result.skipped) is STEPS[step], (seed, step, result.message)
         assert model.main() == sources.expected(), f"main differs from the snapshot after {step!r}"
 
 
@@ -174,7 +174,7 @@ def test_a_write_into_main_gone_from_its_history_refreshes(model, sources, spark
             if not path.name.endswith("checkpoint.parquet"):
                 path.unlink()
     result = model.refresh(sources.sql)
-    assert "skipped" not in result, result["_message"]
+    assert not result.skipped, result.message
     assert model.main() == sources.expected()
 
 
@@ -183,8 +183,8 @@ def test_a_crashed_cycle_records_its_inputs_when_resumed(model, sources, spark):
     spark.sql(f"UPDATE {sources.table} SET value = concat(value, '!')")
     with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(sources.sql)
-    assert model.refresh(sources.sql)["resumed"] is True
-    assert model.refresh(sources.sql)["skipped"] is True
+    assert model.refresh(sources.sql).resumed is True
+    assert model.refresh(sources.sql).skipped is True
     assert model.main() == sources.expected()
 
 
@@ -244,7 +244,7 @@ def test_a_sql_function_replaced_by_another_body_refreshes(model, sources, spark
     expected = [(i, f"V{i}-A") for i in range(40)]
     assert "skipped" not in model.refresh(sql) and model.main() == expected
     define(suffix, f"upper({inner}(v))")  # replaced by the same body
-    assert model.refresh(sql)["skipped"] is True
+    assert model.refresh(sql).skipped is True
     define(suffix, f"lower({inner}(v))")
     assert "skipped" not in model.refresh(sql)
     assert model.main() == [(i, f"v{i}-a") for i in range(40)]

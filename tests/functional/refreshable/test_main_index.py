@@ -92,4 +92,4 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
         result = model.refresh(list(snapshot.values()), vnodes=vnodes)
         context = f"seed {SEED}, after '{what}'"
         assert model.main() == sorted(snapshot.values()), context
-        assert result["diff_read_main"] is DISTURBANCES[what][0], context
+        assert result.diff_read_main is DISTURBANCES[what][0], context

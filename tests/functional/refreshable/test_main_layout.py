@@ -34,7 +34,7 @@ def crash_then_resume(model: EngineModel, rows: list[tuple]) -> None:
     resumes it."""
     with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(rows, merge_chunk_rows=15)
-    assert model.refresh(rows)["resumed"] is True
+    assert model.refresh(rows).resumed is True
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ def assert_the_next_run_loads_afresh(model: EngineModel, rows: list[tuple]) -> N
     assert model.state().phase == "REFRESHING" and model.cycle_to_resume() is None
     snapshot = RecordingSnapshot(model, rows)
     result = model.refresh(snapshot, merge_chunk_rows=ONE_CHUNK)
-    assert snapshot.calls == 1 and result["resumed"] is False
+    assert snapshot.calls == 1 and result.resumed is False
     assert model.main() == sorted(rows)
     assert model.state().refresh_id is None and model.state().phase == "IDLE"
 
@@ -101,15 +101,15 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(mod
     snapshot = RecordingSnapshot(model, NEWER)
     result = model.refresh(snapshot)
     assert snapshot.calls == 0, "a resumed cycle does not run the model again"
-    assert result["resumed"] is True
+    assert result.resumed is True
     assert model.main() == sorted(NEW), "the resumed merge completes the crashed cycle"
-    assert (result["rows_inserted"], result["rows_deleted"]) == (30, 20)
+    assert (result.rows_inserted, result.rows_deleted) == (30, 20)
     already_done = {"finishing": 0, "chunk_committed@2": 2, "chunk_done@2": 2}[point]
-    assert result["chunks_total"] == planned
-    assert result["chunks_done"] == planned - already_done
+    assert result.chunks_total == planned
+    assert result.chunks_done == planned - already_done
     # and the next run is an ordinary cycle again
     newer = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
-    assert newer["resumed"] is False and model.main() == sorted(NEWER)
+    assert newer.resumed is False and model.main() == sorted(NEWER)
 
 
 def test_a_chunk_applied_twice_changes_nothing_the_second_time(model):
@@ -122,8 +122,8 @@ def test_a_chunk_applied_twice_changes_nothing_the_second_time(model):
     merges = [h for h in model.history() if h["version"] > version]
     assert [h["operation"] for h in merges] == ["MERGE"] * (chunks - 1)
     assert model.main() == sorted(NEW)
-    assert result["chunks_done"] == chunks - 1
-    assert (result["rows_inserted"], result["rows_deleted"]) == (30, 20), "counts reconciled"
+    assert result.chunks_done == chunks - 1
+    assert (result.rows_inserted, result.rows_deleted) == (30, 20), "counts reconciled"
 
 
 def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model):
@@ -133,7 +133,7 @@ def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model):
     version = model.version()
     snapshot = RecordingSnapshot(model, NEWER)
     result = model.refresh(snapshot)
-    assert snapshot.calls == 0 and result["resumed"] and result["chunks_done"] == 0
+    assert snapshot.calls == 0 and result.resumed and result.chunks_done == 0
     assert model.version() == version and model.state().phase == "IDLE"
     assert model.state().last_rows == len(NEW)
 
@@ -147,4 +147,4 @@ def test_a_cleanup_left_by_0_1_0_is_finished_before_a_new_cycle(model, spark):
     assert snapshot.calls == 1, "after finishing the cleanup, a new cycle runs"
     assert model.main() == sorted(NEWER)
     gone = {r[0] for r in NEW} - {r[0] for r in NEWER}
-    assert model.state().last_rows == len(NEWER) and result["rows_deleted"] == len(gone)
+    assert model.state().last_rows == len(NEWER) and result.rows_deleted == len(gone)

@@ -32,23 +32,21 @@ def model(spark):
 def test_a_fresh_model_is_skipped_and_a_due_one_refreshed(model, spark):
     versions = {role: model.table_version(role) for role in ("main", "state")}
     result = model.refresh(must_not_run)
-    assert result["skipped"] is True and result["_message"].startswith(
-        "SKIPPED (fresh, next due at "
-    )
+    assert result.skipped is True and result.message.startswith("SKIPPED (fresh, next due at ")
     assert {role: model.table_version(role) for role in versions} == versions, "no commit"
 
     spark.sql(f"UPDATE {model.tables.state} SET last_completed_at = {time.time() - 3601}")
     result = model.refresh(DAY2)
-    assert "skipped" not in result and model.main() == sorted(DAY2)
+    assert not result.skipped and model.main() == sorted(DAY2)
 
 
 def test_full_refresh_and_a_resumable_merge_run_even_when_fresh(model):
     with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
         model.refresh(DAY2, refresh_every=None, merge_chunk_rows=10)  # crashed mid-merge
     result = model.refresh(must_not_run)  # left to merge: resumed, however fresh the last
-    assert result["resumed"] is True and model.main() == sorted(DAY2)
+    assert result.resumed is True and model.main() == sorted(DAY2)
     result = model.refresh(DAY1, full_refresh=True)
-    assert "skipped" not in result and model.main() == sorted(DAY1)
+    assert not result.skipped and model.main() == sorted(DAY1)
 
 
 def test_status_shows_the_last_result_and_the_last_failure(model):

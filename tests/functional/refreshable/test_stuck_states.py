@@ -51,7 +51,7 @@ def test_item5_main_dropped_or_replaced_while_finishing(model, spark, how):
             f"SELECT CAST(id AS INT) AS id, concat('other ', id) AS value FROM range(5, 25)"
         )
     result = model.refresh(DAY2)
-    assert result["resumed"] is False, "a fresh load, not a resume over another table"
+    assert result.resumed is False, "a fresh load, not a resume over another table"
     assert model.main() == sorted(DAY2)
     assert model.state().phase == "IDLE"
 
@@ -66,7 +66,7 @@ def test_item6_a_merge_error_that_repeats_discards_the_cycle_after_a_failed_resu
     spark.sql(f"ALTER TABLE {model.tables.main} DROP CONSTRAINT short")
     day3 = [(i, f"three {i}") for i in range(0, 30)]
     result = model.refresh(day3)
-    assert result["resumed"] is False, "the failed cycle was discarded, day 3 loaded"
+    assert result.resumed is False, "the failed cycle was discarded, day 3 loaded"
     assert model.main() == sorted(day3)
 
 
@@ -210,5 +210,5 @@ def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(model,
         pending = next(i for i, _ in DAY1[10:] if first <= vnode_of[i] <= last)  # in main
         spark.sql(f"UPDATE {model.tables.main} SET value = 'other' WHERE id = {pending}")
     result = model.refresh(lambda: pytest.fail("a resume does not run the model"))
-    assert result["resumed"] is True
+    assert result.resumed is True
     assert model.main() == sorted(DAY2)

@@ -72,7 +72,7 @@ def test_a_chunk_merges_only_main_files_of_its_key_range(spark):
     day2 = [(i, f"two {i}" if i % 5 == 0 else f"one {i}") for i in range(200)]
     before = model.version()
     result = model.refresh(day2, merge_chunk_rows=10)
-    assert result["chunks_total"] == 4 and model.main() == sorted(day2)
+    assert result.chunks_total == 4 and model.main() == sorted(day2)
     assert model.layout() == layout, "the layout is kept"
     merges = [h for h in model.history() if h["version"] > before and h["operation"] == "MERGE"]
     assert len(merges) == 4
@@ -139,7 +139,7 @@ def test_a_cycle_left_with_a_bound_in_the_gap_is_discarded_not_resumed(spark, mo
         model.refresh(day2, merge_chunk_rows=1)
     monkeypatch.setattr(refresh, "choose_layout", choose_layout)
 
-    assert model.refresh(day2)["resumed"] is False
+    assert model.refresh(day2).resumed is False
     assert any("vnode bounds [\"DATE'1582-10-10'\"]" in m for m in said), said
     assert model.main() == sorted(day2)
 
@@ -177,7 +177,7 @@ def test_range_bounds_are_cut_again_when_keys_drift_past_them(spark, monkeypatch
     result = model.refresh(day3, merge_chunk_rows=5)
     recut = model.layout()
     assert recut.count == 4 and all(210 < int(b) < 310 for b in recut.bounds), recut
-    assert result["chunks_total"] == 4, "the last vnode alone would be one chunk"
+    assert result.chunks_total == 4, "the last vnode alone would be one chunk"
     assert model.main() == sorted(day3)
     assert any("cutting the range vnodes' bounds again (vnode 3 of 4 held 100" in m for m in said)
 

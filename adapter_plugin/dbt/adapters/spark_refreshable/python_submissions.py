@@ -16,7 +16,7 @@ from dbt.adapters.base import PythonJobHelper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.spark_refreshable import environments
-from dbt.adapters.spark_refreshable.responses import RESULT_GLOBAL
+from dbt.adapters.spark_refreshable.engine.job import JOB_GLOBAL, RESULT_GLOBAL, SESSION_GLOBAL
 
 
 class SessionPythonJobHelper(PythonJobHelper):
@@ -37,7 +37,7 @@ class SessionPythonJobHelper(PythonJobHelper):
         session = self.environment.isolated_session()
         try:
             with self.environment.job(self.unique_id, session) as job:
-                namespace: dict[str, Any] = {"spark": session, "dbt_job": job}
+                namespace: dict[str, Any] = {SESSION_GLOBAL: session, JOB_GLOBAL: job}
                 exec(compile(compiled_code, filename, "exec"), namespace)
                 return namespace.get(RESULT_GLOBAL)
         except DbtRuntimeError:

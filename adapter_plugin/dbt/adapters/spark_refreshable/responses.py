@@ -7,8 +7,7 @@ from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse
 
-# A Python job may leave its result in this global for the adapter to report.
-RESULT_GLOBAL = "dbt_job_result"
+from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 
 
 @dataclass
@@ -33,7 +32,13 @@ class RefreshAdapterResponse(AdapterResponse):
 
 
 def response_for(result: Any) -> AdapterResponse:
-    if isinstance(result, dict) and "refresh_id" in result:
-        fields = set(RefreshAdapterResponse.__dataclass_fields__)
-        return RefreshAdapterResponse(**{k: v for k, v in result.items() if k in fields})
-    return AdapterResponse(_message="OK")
+    """The adapter response of a Python job's result: a refresh's (see ``engine.job``), or
+    dbt's plain OK for any other Python model."""
+    if not isinstance(result, RefreshResult):
+        return AdapterResponse(_message="OK")
+    shared = set(RefreshAdapterResponse.__dataclass_fields__) & set(result.__dataclass_fields__)
+    return RefreshAdapterResponse(
+        _message=result.message,
+        rows_affected=result.rows_affected,
+        **{name: getattr(result, name) for name in shared},
+    )

@@ -26,5 +26,7 @@ One module per job:
 - ``recovery``: what a run must do first, given the state it finds.
 - ``report``: progress lines while a refresh runs, and the run's result.
 - ``faults``: the named crash points a refresh announces; tests install faults there.
+- ``job``: the job's contract: the request the materialization sends, the result the
+  engine returns (the adapter reports it to dbt), the names of the job's globals.
 - ``refresh``: one run, start to end; the job the materialization submits.
 """

@@ -63,6 +63,7 @@ from dbt.adapters.spark_refreshable.engine.inputs import (
     read_inputs,
     reason_to_refresh,
 )
+from dbt.adapters.spark_refreshable.engine.job import RefreshRequest, RefreshResult
 from dbt.adapters.spark_refreshable.engine.lease import Heartbeat, Lease
 from dbt.adapters.spark_refreshable.engine.merge import (
     ChunkResult,
@@ -144,30 +145,29 @@ def run_refresh(
     request: dict[str, Any],
     snapshot: Callable[[], Any] | None = None,
     job: Any = None,
-) -> dict[str, Any]:
-    """Refresh one model. ``request``: model, schema, identifier, config, full_refresh,
-    empty (dbt's ``--empty``), invocation_id, and for a SQL model its compiled ``sql``.
-    ``snapshot`` evaluates a Python model (called at most once, only when a new cycle
-    loads); a SQL model's is ``spark.sql(sql)``. ``job``: the JobContext whose ``cancelled``
-    event stops the merge."""
-    sql = request.get("sql")
+) -> RefreshResult:
+    """Refresh one model. ``request``: a :class:`RefreshRequest` as JSON. ``snapshot``
+    evaluates a Python model (called at most once, only when a new cycle loads); a SQL
+    model's is ``spark.sql(sql)``. ``job``: the JobContext whose ``cancelled`` event stops
+    the merge."""
+    asked = RefreshRequest.from_json(request)
+    sql = asked.sql
     if snapshot is None:
         if sql is None:
             raise ValueError("a refresh request needs the model's `sql` or a snapshot function")
         snapshot = lambda: spark.sql(sql)  # noqa: E731
-    config = RefreshConfig.from_model_config(request["config"])
+    config = RefreshConfig.from_model_config(asked.config)
     run = RefreshRun(
         spark=spark,
-        tables=ModelTables(request["schema"], request["identifier"], config.bookkeeping_schema),
+        tables=ModelTables(asked.schema, asked.identifier, config.bookkeeping_schema),
         config=config,
-        owner=Owner.this_process(request.get("invocation_id") or "unknown"),
+        owner=Owner.this_process(asked.invocation_id),
         job=job,
         sql=sql,
     )
-    full_refresh = bool(request.get("full_refresh"))
-    if request.get("empty") and not full_refresh and table_exists(spark, run.tables.main):
+    if asked.empty and not asked.full_refresh and table_exists(spark, run.tables.main):
         return run.skip_for_empty()
-    return run.execute(snapshot, full_refresh=full_refresh)
+    return run.execute(snapshot, full_refresh=asked.full_refresh)
 
 
 class RefreshRun:
@@ -193,7 +193,7 @@ class RefreshRun:
         self.started = time.monotonic()
         self.report = ProgressReporter(tables.display)
         self.view = f"refreshable_changes_{owner.owner_id}"
-        self.result: dict[str, Any] = {"resumed": False, "chunks_done": 0}
+        self.result = RefreshResult()
         self._checkpoints_written = False  # has the cycle any progress row yet
         self._unrecorded: list[progress.MergedChunk] = []  # merged, not in the progress table
         self._recorded_at = 0.0  # when the progress table was last written (monotonic)
@@ -204,7 +204,7 @@ class RefreshRun:
         self._merging: LoadedCycle | None = None  # the cycle being merged, its plan committed
 
     # -- the run ---------------------------------------------------------------------
-    def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> dict[str, Any]:
+    def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> RefreshResult:
         with self.clock.measure("bookkeeping"):
             if not self.tables.bookkeeping_beside_main:
                 self._move_bookkeeping_beside_main()
@@ -275,7 +275,7 @@ class RefreshRun:
         if recovery is Recovery.RESUME_MERGE:
             discard = self._reason_to_discard(resumable)
             if discard is None:
-                self.result["resumed"] = True
+                self.result.resumed = True
                 self._merge_and_clean_up(resumable)
                 return
             self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
@@ -338,7 +338,7 @@ class RefreshRun:
         drop_all(self.spark, self.tables)
         self.lease.forget()
 
-    def _skipped(self, snapshot: Callable[[], Any]) -> tuple[dict[str, Any] | None, Any]:
+    def _skipped(self, snapshot: Callable[[], Any]) -> tuple[RefreshResult | None, Any]:
         """The result of a run that has nothing to do, reading the state row but taking no
         lease and committing nothing: the last cycle completed less than ``refresh_every``
         ago, or nothing it read changed since. None: refresh. Only a state at rest (IDLE)
@@ -387,7 +387,7 @@ class RefreshRun:
                 self.report.say(f"refreshing every run: {self._inputs}")
         return self._inputs if isinstance(self._inputs, Inputs) else None
 
-    def skip_for_empty(self) -> dict[str, Any]:
+    def skip_for_empty(self) -> RefreshResult:
         """dbt's ``--empty`` (a schema-only run: every ref reads no rows) on a built main:
         a refresh would make main the empty snapshot, deleting every row, so main is kept
         and nothing is read or committed (``--full-refresh --empty`` rebuilds it empty)."""
@@ -395,13 +395,12 @@ class RefreshRun:
         return self._skip_result("--empty: main kept")
 
     @staticmethod
-    def _skip_result(why: str, state: Any = None) -> dict[str, Any]:
-        return {
-            "_message": f"SKIPPED ({why})",
-            "skipped": True,
-            "refresh_id": None if state is None else state.last_refresh_id,
-            "rows_affected": 0,
-        }
+    def _skip_result(why: str, state: Any = None) -> RefreshResult:
+        return RefreshResult(
+            message=f"SKIPPED ({why})",
+            skipped=True,
+            refresh_id=None if state is None else state.last_refresh_id,
+        )
 
     def _reason_to_discard(self, cycle: LoadedCycle) -> str | None:
         """Why a cycle left to merge cannot be resumed, if it cannot: its merge already
@@ -466,7 +465,7 @@ class RefreshRun:
         the user, and the cycle as the state is to keep it."""
         if isinstance(error, (RefreshCancelledError, KeyboardInterrupt)):
             return None, cycle  # its message says the next run resumes
-        if not self.result["resumed"]:
+        if not self.result.resumed:
             return (
                 f"The merge of cycle {cycle.refresh_id} is checkpointed: the next `dbt run` "
                 f"resumes it. If it fails the same way there, the run after that discards the "
@@ -490,7 +489,7 @@ class RefreshRun:
         plan, layout, summary = staged.plan, staged.layout, staged.summary
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
-                self.result["diff_read_main"] = staged.main_exists and staged.index is None
+                self.result.diff_read_main = staged.main_exists and staged.index is None
                 found = held.enter_context(
                     diff.change_set(spark, tables, plan, layout, staged.base_version, staged.index)
                 )
@@ -644,14 +643,10 @@ class RefreshRun:
         # the change set is exact while main holds no commit but this cycle's
         current = history.latest if history.only_cycle(loaded.refresh_id) else None
         counts, current = self._merge_chunks(loaded, cycle, chunks, done, vnode_rows, current)
-        self.result.update(
-            refresh_id=loaded.refresh_id,
-            chunks_total=len(chunks),
-            rows_inserted=counts["I"],
-            rows_updated=counts["U"],
-            rows_deleted=counts["D"],
-            rows_unchanged=loaded.snapshot_rows - counts["I"] - counts["U"],
-        )
+        r = self.result
+        r.refresh_id, r.chunks_total = loaded.refresh_id, len(chunks)
+        r.rows_inserted, r.rows_updated, r.rows_deleted = counts["I"], counts["U"], counts["D"]
+        r.rows_unchanged = loaded.snapshot_rows - counts["I"] - counts["U"]
         if self.config.constraints:
             with (
                 self.clock.measure("merge"),
@@ -694,7 +689,7 @@ class RefreshRun:
         """The chunks of ``loaded`` already merged: none of a cycle this run loaded; of a
         resumed one, those its checkpoint records and those main's history shows committed
         after it."""
-        if not self.result["resumed"]:
+        if not self.result.resumed:
             return progress.Checkpoint(frozenset())
         done = progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
         self._checkpoints_written = bool(done.chunks)
@@ -734,7 +729,7 @@ class RefreshRun:
                     with self.clock.measure("bookkeeping"):
                         self._checkpoint(loaded.refresh_id, vnode_rows)
             self.faults.reached("chunk_done")
-            self.result["chunks_done"] += 1
+            self.result.chunks_done += 1
             for op in counts:
                 counts[op] += merged.total(op)
             rows_done += chunk.rows
@@ -771,12 +766,12 @@ class RefreshRun:
         summary and schema, and what its inputs were when main equalled it)."""
         r, stored = self.result, loaded.plan
         last_result = {
-            "inserted": r["rows_inserted"],
-            "updated": r["rows_updated"],
-            "deleted": r["rows_deleted"],
-            "unchanged": r["rows_unchanged"],
-            "chunks": r["chunks_total"],
-            "resumed": r["resumed"],
+            "inserted": r.rows_inserted,
+            "updated": r.rows_updated,
+            "deleted": r.rows_deleted,
+            "unchanged": r.rows_unchanged,
+            "chunks": r.chunks_total,
+            "resumed": r.resumed,
             "seconds": round(time.monotonic() - self.started, 1),
         }
         recorded_inputs = None
@@ -820,7 +815,7 @@ class RefreshRun:
                 self.report.say(f"main was not compacted: {message_of(error)[:300]}")
                 return
         if done is not None:
-            self.result["main_compacted"] = [done.files_before, done.files_after]
+            self.result.main_compacted = [done.files_before, done.files_after]
             self.report.say(f"compacted main: {done.files_before} files -> {done.files_after}")
 
     def _check_layout(self, plan: SchemaPlan, main_detail: Any) -> None:
@@ -946,27 +941,22 @@ class RefreshRun:
         if over_budget:
             raise RefreshCancelledError(
                 f"{self.tables.display}: merge_time_budget of {budget:.0f}s used up after "
-                f"{self.result['chunks_done']} chunk(s); the merge is checkpointed and the "
+                f"{self.result.chunks_done} chunk(s); the merge is checkpointed and the "
                 f"next `dbt run` resumes it."
             )
         if self.lease.lost is not None:
             raise LeaseLostError(self.lease.lost)
 
-    def _result(self) -> dict[str, Any]:
-        r = self.result
-        seconds = self.clock.seconds
-        verb = "RESUMED" if r["resumed"] else "REFRESHED"
-        message = (
-            f"{verb} +{r['rows_inserted']} ~{r['rows_updated']} -{r['rows_deleted']} "
-            f"={r['rows_unchanged']} in {r['chunks_done']}/{r['chunks_total']} chunk(s)"
+    def _result(self) -> RefreshResult:
+        r, seconds = self.result, self.clock.seconds
+        verb = "RESUMED" if r.resumed else "REFRESHED"
+        r.message = (
+            f"{verb} +{r.rows_inserted} ~{r.rows_updated} -{r.rows_deleted} "
+            f"={r.rows_unchanged} in {r.chunks_done}/{r.chunks_total} chunk(s)"
         )
-        return {
-            **r,
-            "_message": message,
-            "rows_affected": r["rows_inserted"] + r["rows_updated"] + r["rows_deleted"],
-            "seconds_load": round(seconds["load"], 3),
-            "seconds_diff": round(seconds["diff"], 3),
-            "seconds_fetch": round(seconds["fetch"], 3),
-            "seconds_merge": round(seconds["merge"], 3),
-            "seconds_bookkeeping": round(seconds["bookkeeping"], 3),
-        }
+        r.seconds_load = round(seconds["load"], 3)
+        r.seconds_diff = round(seconds["diff"], 3)
+        r.seconds_fetch = round(seconds["fetch"], 3)
+        r.seconds_merge = round(seconds["merge"], 3)
+        r.seconds_bookkeeping = round(seconds["bookkeeping"], 3)
+        return r

@@ -1,7 +1,9 @@
 {#-- The Python job that runs one refresh. For a Python model, the model's compiled code
      comes first (it defines `model` and `dbtObj`); for a SQL model, the compiled SQL goes
      in the request: it is the snapshot, and what the engine checks for changed inputs.
-     The engine evaluates the snapshot only when a new cycle loads. --#}
+     The engine evaluates the snapshot only when a new cycle loads. The request's fields,
+     the result and the globals `spark`, `dbt_job`, `dbt_job_result` are the contract of
+     engine/job.py. --#}
 {% macro spark_refreshable__refresh_job(relation, refresh_config, language, compiled_code) %}
 {%- set request = {
     'model': model.unique_id,
