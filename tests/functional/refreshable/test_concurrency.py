@@ -12,6 +12,7 @@ import pytest
 from dbt.adapters.spark_refreshable.engine import merge, progress
 from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
+from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.owners import Owner, clock_margin
 from tests.functional.refreshable.engine_harness import EngineModel
@@ -49,7 +50,7 @@ def race_two_refreshes(model: EngineModel, round_: int) -> None:
     for t in threads:
         t.join()
     refused = [o for o in outcomes if isinstance(o, LockHeldError)]
-    succeeded = [o for o in outcomes if isinstance(o, dict)]
+    succeeded = [o for o in outcomes if isinstance(o, RefreshResult)]
     assert len(refused) == 1 and len(succeeded) == 1, outcomes
     message = str(refused[0])
     assert "is being refreshed by dbt invocation pytest" in message

@@ -104,7 +104,7 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
     assert model.table_version("changes") - versions["changes"] == 1, "overwritten once"
     # the cycle's plan rides on the change set's commit, not on a state commit
     tag = spark.sql(f"DESCRIBE HISTORY {model.tables.changes} LIMIT 1").collect()[0]
-    assert tag["userMetadata"].startswith(f"dbt-refreshable:{result['refresh_id']}:plan:"), tag
+    assert tag["userMetadata"].startswith(f"dbt-refreshable:{result.refresh_id}:plan:"), tag
     assert model.table_version("progress") == versions["progress"], "the move to IDLE is it"
 
     # in chunks, merged within checkpoint_interval (an hour here: a slow machine may take
