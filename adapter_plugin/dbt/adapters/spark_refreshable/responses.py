@@ -7,28 +7,12 @@ from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse
 
-from dbt.adapters.spark_refreshable.engine.job import RefreshResult
+from dbt.adapters.spark_refreshable.engine.job import RefreshCounts, RefreshResult
 
 
 @dataclass
-class RefreshAdapterResponse(AdapterResponse):
-    """What one refresh of a refreshable model did."""
-
-    rows_inserted: int = 0
-    rows_updated: int = 0
-    rows_deleted: int = 0
-    rows_unchanged: int = 0
-    chunks_done: int = 0
-    chunks_total: int = 0
-    resumed: bool = False
-    skipped: bool = False  # by refresh_every, or skip_unchanged_inputs
-    refresh_id: str | None = None
-    seconds_load: float = 0.0
-    seconds_diff: float = 0.0
-    seconds_fetch: float = 0.0
-    seconds_merge: float = 0.0
-    seconds_bookkeeping: float = 0.0
-    main_compacted: list[int] | None = None  # main's files before and after, if compacted
+class RefreshAdapterResponse(RefreshCounts, AdapterResponse):
+    """What one refresh of a refreshable model did (AdapterResponse's fields come first)."""
 
 
 def response_for(result: Any) -> AdapterResponse:
@@ -36,9 +20,6 @@ def response_for(result: Any) -> AdapterResponse:
     dbt's plain OK for any other Python model."""
     if not isinstance(result, RefreshResult):
         return AdapterResponse(_message="OK")
-    shared = set(RefreshAdapterResponse.__dataclass_fields__) & set(result.__dataclass_fields__)
     return RefreshAdapterResponse(
-        _message=result.message,
-        rows_affected=result.rows_affected,
-        **{name: getattr(result, name) for name in shared},
+        _message=result.message, rows_affected=result.rows_affected, **result.counts()
     )

@@ -42,14 +42,13 @@ class RefreshRequest:
 
 
 @dataclass
-class RefreshResult:
-    """What one run of a refreshable model did. ``refresh_id``: the cycle it completed (or,
-    when ``skipped``, the last completed one); ``chunks_done``: by this run;
-    ``main_compacted``: main's files before and after, if this run compacted it;
-    ``diff_read_main``: its diff read main's rows (not the hashes kept from the last cycle)."""
+class RefreshCounts:
+    """What one run of a refreshable model did, as the result and dbt's adapter response
+    both report it. ``refresh_id``: the cycle it completed (or, when ``skipped``, the last
+    completed one); ``chunks_done``: by this run; ``main_compacted``: main's files before
+    and after, if this run compacted it."""
 
-    message: str = ""
-    skipped: bool = False
+    skipped: bool = False  # by refresh_every, or skip_unchanged_inputs
     refresh_id: str | None = None
     resumed: bool = False
     chunks_done: int = 0
@@ -64,6 +63,18 @@ class RefreshResult:
     seconds_merge: float = 0.0
     seconds_bookkeeping: float = 0.0
     main_compacted: list[int] | None = None
+
+    def counts(self) -> dict[str, Any]:
+        """The counts alone, to build the other report from."""
+        return {f.name: getattr(self, f.name) for f in fields(RefreshCounts)}
+
+
+@dataclass
+class RefreshResult(RefreshCounts):
+    """The engine's result: the counts, dbt's one-line ``message``, and ``diff_read_main``:
+    its diff read main's rows (not the hashes kept from the last cycle)."""
+
+    message: str = ""
     diff_read_main: bool = False
 
     @property
