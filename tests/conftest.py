@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.profiles import SUITE_SESSION_SETTINGS, render_target, with_jvm_options
+from tests.support.profiles import (
+    SUITE_SESSION_SETTINGS,
+    WORKER_JVM_OPTIONS,
+    render_target,
+    with_jvm_options,
+)
 
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
@@ -70,7 +75,10 @@ def spark_data_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def dbt_profile_target(spark_data_dir):
     target = render_target(spark_data_dir, threads=4)
-    target["server_side_parameters"].update(SUITE_SESSION_SETTINGS)
+    settings = target["server_side_parameters"]
+    settings.update(SUITE_SESSION_SETTINGS)
+    driver_options = "spark.driver.extraJavaOptions"
+    settings[driver_options] = " ".join([settings[driver_options], *WORKER_JVM_OPTIONS])
     return target
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "PROFILES_DIR",
     "ROOT",
     "SUITE_SESSION_SETTINGS",
+    "WORKER_JVM_OPTIONS",
     "render_target",
     "subprocess_env",
     "with_jvm_options",
@@ -25,11 +26,33 @@ __all__ = [
 # evaluates expressions interpreted instead of generating and compiling Java for each
 # projection (generated code is for throughput; on a test's few rows its code generation took
 # ~40% of a refresh's CPU), and Derby does not sync its metastore to disk at each commit.
-# Neither changes a result. The wheel test's own project runs without them, as a user's does.
+# The throughput collector replaces G1, whose concurrent marking and write barriers cost a
+# test's small heap more than they save: a warm driver's 16 engine cycles took 175 CPU-s
+# against 203 and 219 with G1 (118 s of wall against 132 and 143; two runs each, the JVM's
+# threads' CPU read from /proc, and its JIT compiled less with the simpler barriers).
+# None of them changes a result. The wheel test's own project runs without them, as a
+# user's does.
 SUITE_JVM_OPTIONS = (
     "-Dspark.sql.codegen.wholeStage=false",
     "-Dspark.sql.codegen.factoryMode=NO_CODEGEN",
     "-Dderby.system.durability=test",
+    "-XX:+UseParallelGC",
+)
+
+# Added to the pytest processes' own drivers (spark.driver.extraJavaOptions): each lives the
+# whole run and meets code paths for minutes before they settle, so the JIT compiles a
+# method only once it is called twice to three times as often as by default. Its compiler
+# threads had taken ~40% of a warm driver's CPU; the same 16 engine cycles took 150 CPU-s
+# against 175 (116 s of wall against 118), and two engine test files on two workers 414 s
+# against 449.
+WORKER_JVM_OPTIONS = (
+    "-XX:Tier3InvocationThreshold=2000",
+    "-XX:Tier3MinInvocationThreshold=1000",
+    "-XX:Tier3CompileThreshold=20000",
+    "-XX:Tier4InvocationThreshold=15000",
+    "-XX:Tier4MinInvocationThreshold=2000",
+    "-XX:Tier4CompileThreshold=45000",
+    "-XX:Tier4BackEdgeThreshold=120000",
 )
 
 

@@ -29,3 +29,12 @@ def test_a_dbt_process_runs_c1_alone_with_room_for_its_code(tmp_path):
     flags = final_flags(subprocess_env(tmp_path))
     assert flags["TieredStopAtLevel"] == "1"
     assert int(flags["ReservedCodeCacheSize"]) >= 240 * MIB, flags["ReservedCodeCacheSize"]
+
+
+def test_a_dbt_process_runs_the_throughput_collector_and_the_default_jit_thresholds(tmp_path):
+    """The suite's collector reaches every JVM; the raised JIT thresholds of the pytest
+    workers' own drivers do not (a short `dbt` process needs its code compiled early)."""
+    flags = final_flags(subprocess_env(tmp_path))
+    assert flags["UseParallelGC"] == "true"
+    assert flags["UseG1GC"] == "false"
+    assert flags["Tier4InvocationThreshold"] == "5000"

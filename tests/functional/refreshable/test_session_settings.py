@@ -2,6 +2,7 @@
 set dbt-spark's insert_overwrite conf (dynamic partition overwrite) on the same session."""
 
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.profiles import WORKER_JVM_OPTIONS
 
 
 def test_refresh_with_dynamic_partition_overwrite_set_on_the_session(spark):
@@ -12,3 +13,12 @@ def test_refresh_with_dynamic_partition_overwrite_set_on_the_session(spark):
     model.refresh([(2, "B")])
     assert model.main() == [(2, "B")]
     assert session.table(model.tables.staging).count() == 1, "staging holds the last snapshot only"
+
+
+def test_the_workers_driver_runs_the_suites_jvm_options(spark):
+    """The collector of every JVM the suite starts, and the JIT thresholds of the pytest
+    processes' own long-lived drivers (tests/support/profiles.py), reach the real JVM."""
+    runtime = spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    arguments = set(runtime.getInputArguments())
+    missing = {"-XX:+UseParallelGC", *WORKER_JVM_OPTIONS} - arguments
+    assert not missing, f"the driver runs without {sorted(missing)}: {sorted(arguments)}"
