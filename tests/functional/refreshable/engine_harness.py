@@ -91,14 +91,14 @@ class EngineModel:
         """The chunk count of the cycle the next run resumes."""
         cycle = self.cycle_to_resume()
         assert cycle is not None, f"no cycle to resume; the state is {self.state().phase}"
-        return len(cycle.plan["chunks"])
+        return len(cycle.plan.chunks)
 
     def layout(self) -> VnodeLayout:
         """The vnode layout of the cycle in progress, else of the last completed one."""
         state = self.state()
         cycle = resumable_cycle(self.spark, self.tables, state)
         if cycle is not None:
-            return VnodeLayout.from_json(cycle.plan.get("vnode_layout"), cycle.vnodes)
+            return VnodeLayout.from_json(cycle.plan.vnode_layout, cycle.vnodes)
         last = LastSnapshot.parse(state.last_columns)
         return (last and last.layout()) or VnodeLayout(self.config["vnodes"])
 

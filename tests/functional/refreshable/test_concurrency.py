@@ -143,9 +143,9 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
         record_chunks(*args, **kwargs)
         if vandalised:
             return
-        last = model.cycle_to_resume().plan["chunks"][-1]
+        last = model.cycle_to_resume().plan.chunks[-1]
         vnode_of = model.vnodes_of({r[0] for r in ROWS})
-        ids = [i for i, v in vnode_of.items() if last[0] <= v <= last[1]]
+        ids = [i for i, v in vnode_of.items() if last.first_vnode <= v <= last.last_vnode]
         model.spark.sql(
             f"UPDATE {model.tables.main} SET value = 'vandalised' "
             f"WHERE id IN ({', '.join(map(str, ids))})"

@@ -205,7 +205,8 @@ def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(model,
     crash(model, "chunk_done@1", DAY2)
     spark.sql(f"DELETE FROM {getattr(model.tables, rewritten)}")
     if rewritten == "staging":
-        first, last, _ = model.cycle_to_resume().plan["chunks"][-1]
+        last_chunk = model.cycle_to_resume().plan.chunks[-1]
+        first, last = last_chunk.first_vnode, last_chunk.last_vnode
         vnode_of = model.vnodes_of({i for i, _ in DAY1})
         pending = next(i for i, _ in DAY1[10:] if first <= vnode_of[i] <= last)  # in main
         spark.sql(f"UPDATE {model.tables.main} SET value = 'other' WHERE id = {pending}")

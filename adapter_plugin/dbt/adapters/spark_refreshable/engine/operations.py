@@ -52,7 +52,7 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
     if merging is not None:
         found["cycle"].update(
             merging=True,
-            chunks_total=len(merging.plan["chunks"]),
+            chunks_total=len(merging.plan.chunks),
             chunks_done=len(_chunks_done(spark, tables, merging)),
         )
     return found
@@ -74,7 +74,7 @@ def _chunks_done(spark: Any, tables: ModelTables, cycle: LoadedCycle) -> set[int
     if table_exists(spark, tables.progress):
         done |= progress.read_checkpoint(spark, tables, cycle.refresh_id).chunks
     if table_exists(spark, tables.main):
-        history = MainHistory.since(spark, tables, cycle.plan["base_version"])
+        history = MainHistory.since(spark, tables, cycle.plan.base_version)
         done |= set(history.committed_chunks(cycle.refresh_id))
     return done
 

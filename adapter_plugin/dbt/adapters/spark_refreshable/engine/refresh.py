@@ -44,6 +44,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
 )
 from dbt.adapters.spark_refreshable.engine.compaction import MainFiles, compact_main
 from dbt.adapters.spark_refreshable.engine.cycle_plan import (
+    CyclePlan,
     LoadedCycle,
     committed_cycle,
     resumable_cycle,
@@ -407,17 +408,17 @@ class RefreshRun:
         failed on resume, its vnode layout (an earlier version's) has bounds its chunks
         cannot slice main by, or main is not the table its change set was diffed against."""
         stored = cycle.plan
-        if stored.get("failed_on_resume"):
-            return f"its merge failed on resume ({stored['failed_on_resume']})"
-        misread = VnodeLayout.from_json(stored.get("vnode_layout"), cycle.vnodes).misread_bounds
+        if stored.failed_on_resume:
+            return f"its merge failed on resume ({stored.failed_on_resume})"
+        misread = VnodeLayout.from_json(stored.vnode_layout, cycle.vnodes).misread_bounds
         if misread:
             return f"its vnode bounds {misread} are dates Delta's file statistics misread"
-        base_version = stored["base_version"]
+        base_version = stored.base_version
         if base_version is None:
             return None  # main did not exist: the merge diffs again if someone created it
         if not table_exists(self.spark, self.tables.main):
             return "main was dropped after the cycle's diff"
-        if stored.get("main_id") not in (None, table_id(self.spark, self.tables.main)):
+        if stored.main_id not in (None, table_id(self.spark, self.tables.main)):
             return "main was replaced by another table after the cycle's diff"
         if main_version(self.spark, self.tables) < base_version:
             return f"main's history is older than the cycle's base version {base_version}"
@@ -535,18 +536,18 @@ class RefreshRun:
             layout.count,
             summary.rows,
             summary.checksum,
-            {
-                **staged.plan.to_json(),
-                "base_version": staged.base_version,
-                "main_id": staged.main_id,
-                "staging_version": staged.staging_version,
-                "changes_version": None,
-                "chunks": [chunk.to_json() for chunk in chunks],
-                "changes": counts.per_vnode,
-                "vnode_rows": [summary.vnode_rows.get(v, 0) for v in range(layout.count)],
-                "vnode_layout": layout.to_json(),
-                "inputs": None if staged.inputs is None else staged.inputs.to_json(),
-            },
+            CyclePlan(
+                schema_plan=staged.plan.to_json(),
+                base_version=staged.base_version,
+                main_id=staged.main_id,
+                staging_version=staged.staging_version,
+                changes_version=None,
+                chunks=tuple(chunks),
+                changes=counts.per_vnode,
+                vnode_rows=tuple(summary.vnode_rows.get(v, 0) for v in range(layout.count)),
+                vnode_layout=layout.to_json(),
+                inputs=None if staged.inputs is None else staged.inputs.to_json(),
+            ),
         )
 
     def _stage(self, snapshot: Callable[[], Any]) -> Staged:
@@ -623,10 +624,10 @@ class RefreshRun:
     def _merge_and_clean_up(self, loaded: LoadedCycle) -> None:
         """Merge ``loaded`` chunk by chunk from where it stands, record it complete (IDLE)
         and compact main."""
-        self._merging = loaded if loaded.plan["chunks"] else None  # else nothing to resume
+        self._merging = loaded if loaded.plan.chunks else None  # else nothing to resume
         cycle = self._cycle_of(loaded)
-        chunks = [progress.Chunk.from_json(i, c) for i, c in enumerate(loaded.plan["chunks"])]
-        vnode_rows = dict(enumerate(loaded.plan["vnode_rows"]))
+        chunks = list(loaded.plan.chunks)
+        vnode_rows = dict(enumerate(loaded.plan.vnode_rows))
         with self.clock.measure("merge"):
             create_or_evolve_main(
                 self.spark,
@@ -638,7 +639,7 @@ class RefreshRun:
             )
         with self.clock.measure("bookkeeping"):
             main_as_merged = self._main_as_merged(loaded.plan)
-            history = MainHistory.since(self.spark, self.tables, loaded.plan["base_version"])
+            history = MainHistory.since(self.spark, self.tables, loaded.plan.base_version)
             done = self._chunks_done(loaded, chunks, vnode_rows, history)
         # the change set is exact while main holds no commit but this cycle's
         current = history.latest if history.only_cycle(loaded.refresh_id) else None
@@ -666,17 +667,14 @@ class RefreshRun:
     def _cycle_of(self, loaded: LoadedCycle) -> Cycle:
         """What every chunk of ``loaded`` merges with, as its plan says."""
         stored = loaded.plan
-        changes = stored.get("changes")  # JSON: vnodes as strings
         return Cycle(
             self.tables,
-            self._stored_schema_plan(stored),
-            VnodeLayout.from_json(stored.get("vnode_layout"), loaded.vnodes),
-            stored["base_version"] is None,
-            None
-            if changes is None
-            else {op: {int(v): n for v, n in by.items()} for op, by in changes.items()},
-            stored.get("staging_version"),
-            stored.get("changes_version"),
+            self._stored_schema_plan(stored.schema_plan),
+            VnodeLayout.from_json(stored.vnode_layout, loaded.vnodes),
+            stored.base_version is None,
+            stored.changes,
+            stored.staging_version,
+            stored.changes_version,
         )
 
     def _chunks_done(
@@ -775,14 +773,14 @@ class RefreshRun:
             "seconds": round(time.monotonic() - self.started, 1),
         }
         recorded_inputs = None
-        if main_left is not None and stored.get("inputs") is not None:
-            recorded_inputs = Recorded(Inputs.from_json(stored["inputs"]), main_left).to_json()
-        vnode_rows = tuple(stored.get("vnode_rows") or ())
+        if main_left is not None and stored.inputs is not None:
+            recorded_inputs = Recorded(Inputs.from_json(stored.inputs), main_left).to_json()
+        vnode_rows = stored.vnode_rows
         previous = LastSnapshot.parse(self.lease.state.last_columns)
         kept = previous is not None and previous.layout() == cycle.layout
         last_snapshot = LastSnapshot(
             cycle.plan.schema,
-            stored.get("staging_version"),
+            stored.staging_version,
             main_left,
             cycle.plan.keys,
             cycle.layout.vnodes,
@@ -829,12 +827,12 @@ class RefreshRun:
             if drift is not None:
                 self.report.say(f"main keeps its layout: {drift}")
 
-    def _main_as_merged(self, stored: dict[str, Any]) -> tuple[str, str]:
+    def _main_as_merged(self, stored: CyclePlan) -> tuple[str, str]:
         """Main's table id (as the cycle's load found it, or as this cycle created it) and
         schema, read before the cycle's history is checked, for the record of what the
         cycle left main equal to."""
         main = self.tables.main
-        return stored.get("main_id") or table_id(self.spark, main), main_schema(self.spark, main)
+        return stored.main_id or table_id(self.spark, main), main_schema(self.spark, main)
 
     def _main_index(
         self, plan: SchemaPlan, layout: VnodeLayout, main_detail: Any, base_version: int | None
