@@ -59,7 +59,8 @@ class Features:
 @dataclass(frozen=True)
 class Atom:
     ddl: str
-    kind: str  # int, bigint, smallint, double, float, bool, string, binary, decimal, date, ts
+    kind: str  # int, bigint, smallint, tinyint, double, float, bool, string, binary, decimal,
+    # date, ts
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ STRUCT_KEY, ARRAY_KEY = NESTED_KEY_TYPES
 # one of each: range vnodes cut at DATE's calendar edges and at BIGINT's extremes. The others
 # key on case_id first (range vnodes of an INT) and on a TIMESTAMP first (hash vnodes).
 KEY_KINDS: list[tuple[str, ...]] = [
-    ("INT", "BINARY", "BOOLEAN"),
+    ("INT", "BINARY", "BOOLEAN", "TINYINT"),
     # dates at the calendar's edges (CALENDAR_EDGES) among them; a struct key
     ("DATE", "STRING", "SMALLINT", "BOOLEAN", "TIMESTAMP", "INT", STRUCT_KEY),
     # a double key: 0.0 and -0.0, NaN, infinities; an array key
@@ -228,6 +229,8 @@ UNICODE = [
     "עברית",
     "\u200b",
 ]
+# the largest value of each integer type (its smallest is -bound - 1)
+INTEGER_BOUNDS = {"int": 2**31 - 1, "bigint": 2**63 - 1, "smallint": 2**15 - 1, "tinyint": 2**7 - 1}
 NAN = float("nan")  # the one NaN of keys: NaN keys are equal in Spark, so in `taken` too
 SCENARIOS = ["mixed", "mixed", "mixed", "nested_leaf", "moves", "empties", "crowded", "reinsert"]
 
@@ -247,6 +250,7 @@ class Generator:
             Atom("INT", "int"),
             Atom("BIGINT", "bigint"),
             Atom("SMALLINT", "smallint"),
+            Atom("TINYINT", "tinyint"),
             Atom("DOUBLE", "double"),
             Atom("FLOAT", "float"),
             Atom("BOOLEAN", "bool"),
@@ -303,8 +307,8 @@ class Generator:
 
     def atom(self, t: Atom) -> Any:
         rng, f, kind = self.rng, self.f, t.kind
-        if kind in ("int", "bigint", "smallint"):
-            bound = {"int": 2**31 - 1, "bigint": 2**63 - 1, "smallint": 2**15 - 1}[kind]
+        if kind in INTEGER_BOUNDS:
+            bound = INTEGER_BOUNDS[kind]
             return rng.choice([0, 1, -1, bound, -bound - 1, rng.randint(-bound - 1, bound)])
         if kind in ("double", "float"):
             specials = [float("nan"), float("inf"), float("-inf")] if f.special_floats else []
@@ -715,6 +719,7 @@ def key_kind(ddl: str) -> str:
         "INT": "int",
         "BIGINT": "bigint",
         "SMALLINT": "smallint",
+        "TINYINT": "tinyint",
         "STRING": "string",
         "BINARY": "binary",
         "BOOLEAN": "bool",
