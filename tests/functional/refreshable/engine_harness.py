@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
+from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.owners import Owner
@@ -48,7 +49,7 @@ class EngineModel:
         rows: list[tuple] | Callable[[], Any] | str,
         full_refresh: bool = False,
         **config: Any,
-    ) -> dict[str, Any]:
+    ) -> RefreshResult:
         """Refresh to ``rows``; a callable returning the snapshot is run like a Python
         model's, a string like a SQL model's compiled code."""
         request = {

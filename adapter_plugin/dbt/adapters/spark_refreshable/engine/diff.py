@@ -30,6 +30,7 @@ from dbt.adapters.spark_refreshable.engine.errors import RefreshError, SnapshotR
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
     OP_COLUMN,
+    RESERVED_PREFIX,
     VNODE_COLUMN,
     ModelTables,
 )
@@ -50,6 +51,10 @@ MAIN_DUPLICATE = "M"  # a key that main holds more than once (another writer ins
 MAIN_NULL_KEY = "N"  # a row of main with a NULL in the key (an adopted or written-to main)
 BAD_KEYS = (DUPLICATE, MAIN_DUPLICATE, MAIN_NULL_KEY)
 EXAMPLES = 5
+# the diff's own columns beside the keys, named so that no key column can take their names
+COPIES = f"{RESERVED_PREFIX}copies"  # rows with the key on one side
+PRESENT = f"{RESERVED_PREFIX}present"  # TRUE where the side has the key
+HASH = ident(HASH_COLUMN)
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,8 @@ class MainIndex:
     def sql(self, tables: ModelTables, keys: tuple[str, ...], vnode_range: str | None) -> str:
         """Main's side of the diff: the snapshot's keys are unique, one copy each."""
         return (
-            f"SELECT {column_list(keys)}, {ident(VNODE_COLUMN)}, {ident(HASH_COLUMN)} AS h, "
-            f"1 AS copies, TRUE AS present "
+            f"SELECT {column_list(keys)}, {ident(VNODE_COLUMN)}, {HASH}, "
+            f"1 AS {COPIES}, TRUE AS {PRESENT} "
             f"FROM {as_of(tables.staging, self.staging_version)} {_in_vnodes(vnode_range)}"
         )
 
@@ -127,7 +132,7 @@ def main_hashes_sql(
     return (
         f"SELECT {column_list(plan.keys)}, "
         f"{layout.expression(plan.keys)} AS {ident(VNODE_COLUMN)}, "
-        f"{row_hash_expression(plan.schema)} AS h, TRUE AS present "
+        f"{row_hash_expression(plan.schema)} AS {HASH}, TRUE AS {PRESENT} "
         f"FROM (SELECT {columns} FROM {tables.main} VERSION AS OF {int(version)})"
     )
 
@@ -153,11 +158,11 @@ def diff_sql(
     ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
     main's keys and hashes without reading main (see :class:`MainIndex`)."""
     keys = plan.keys
-    staged = _per_key(as_of(tables.staging, staging_version), keys, ident(HASH_COLUMN), vnode_range)
+    staged = _per_key(as_of(tables.staging, staging_version), keys, vnode_range)
     if main_version is None:
         return (
-            f"SELECT CASE WHEN copies > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
-            f"{ident(VNODE_COLUMN)}, {column_list(keys)}, copies FROM ({staged})"
+            f"SELECT CASE WHEN {COPIES} > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
+            f"{ident(VNODE_COLUMN)}, {column_list(keys)}, {COPIES} FROM ({staged})"
         )
     main = (
         index.sql(tables, keys, vnode_range)
@@ -165,7 +170,6 @@ def diff_sql(
         else _per_key(
             f"({main_hashes_sql(tables, plan, layout, main_version, main_lacks)})",
             keys,
-            "h",
             vnode_range,
         )
     )
@@ -177,33 +181,33 @@ def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
     of every key whose hashes differ, present on one side only, duplicate or null."""
     null_key = " OR ".join(f"{qualified('m', k)} IS NULL" for k in keys)
     chosen_keys = ", ".join(
-        f"CASE WHEN s.present THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
+        f"CASE WHEN s.{PRESENT} THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
         for k in keys
     )
     join = " AND ".join(f"{qualified('s', k)} = {qualified('m', k)}" for k in keys)
     return f"""
-        SELECT CASE WHEN s.copies > 1 THEN '{DUPLICATE}'
-                    WHEN s.present IS NULL AND ({null_key}) THEN '{MAIN_NULL_KEY}'
-                    WHEN m.copies > 1 THEN '{MAIN_DUPLICATE}'
-                    WHEN m.present IS NULL THEN 'I'
-                    WHEN s.present IS NULL THEN 'D'
+        SELECT CASE WHEN s.{COPIES} > 1 THEN '{DUPLICATE}'
+                    WHEN s.{PRESENT} IS NULL AND ({null_key}) THEN '{MAIN_NULL_KEY}'
+                    WHEN m.{COPIES} > 1 THEN '{MAIN_DUPLICATE}'
+                    WHEN m.{PRESENT} IS NULL THEN 'I'
+                    WHEN s.{PRESENT} IS NULL THEN 'D'
                     ELSE 'U' END AS {OP_COLUMN},
                coalesce(s.{ident(VNODE_COLUMN)}, m.{ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)},
-               {chosen_keys}, greatest(s.copies, m.copies) AS copies
+               {chosen_keys}, greatest(s.{COPIES}, m.{COPIES}) AS {COPIES}
         FROM ({staged}) s
         FULL OUTER JOIN ({main}) m
         ON {join}
-        WHERE s.present IS NULL OR m.present IS NULL OR s.copies > 1 OR m.copies > 1
-           OR s.h <> m.h
+        WHERE s.{PRESENT} IS NULL OR m.{PRESENT} IS NULL OR s.{COPIES} > 1 OR m.{COPIES} > 1
+           OR s.{HASH} <> m.{HASH}
     """
 
 
-def _per_key(source: str, keys: tuple[str, ...], hash_column: str, vnode_range: str | None) -> str:
+def _per_key(source: str, keys: tuple[str, ...], vnode_range: str | None) -> str:
     """One row per key of ``source`` (in ``vnode_range``): the vnode and hash of its first
     row, and how many rows have the key."""
     return (
         f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
-        f"first({hash_column}) AS h, count(*) AS copies, TRUE AS present "
+        f"first({HASH}) AS {HASH}, count(*) AS {COPIES}, TRUE AS {PRESENT} "
         f"FROM {source} {_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
     )
 
@@ -327,4 +331,4 @@ def refuse_bad_keys(
 
 
 def _copies(row: dict[str, Any]) -> str:
-    return f" ({row['copies']} rows)" if row.get("copies") else ""
+    return f" ({row[COPIES]} rows)" if row.get(COPIES) else ""
