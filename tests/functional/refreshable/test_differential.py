@@ -126,10 +126,20 @@ def refresh_spelled(engine: EngineModel, ddl: str, rows: list[tuple]) -> list[st
     return [what for _, what in content_problems(engine.spark, engine.tables.main, frame, 1)]
 
 
-def test_columns_change_case_between_days(spark) -> None:
+@pytest.fixture(params=["false", "true"], ids=["case-insensitive", "case-sensitive"])
+def case_sensitive(spark, request):
+    """The session's ``spark.sql.caseSensitive``, as a profile may set it."""
+    conf = "spark.sql.caseSensitive"
+    before = spark.conf.get(conf)
+    spark.conf.set(conf, request.param)
+    yield
+    spark.conf.set(conf, before)
+
+
+def test_columns_change_case_between_days(spark, case_sensitive) -> None:
     """unique_key `id` is spelled `ID` on day 2 and `Id` on day 3, `Amount` is `AMOUNT` then
     `amount`, `Note` is `note` then `NOTE`: the same columns, with inserts, updates (to and
-    from NULL) and deletes every day."""
+    from NULL) and deletes every day; also in a session where Spark matches names by case."""
     engine = EngineModel(spark, "id INT, Amount INT, Note STRING", unique_key="id")
     days = [
         ("id INT, Amount INT, Note STRING", [(1, 10, "a"), (2, 20, "b"), (3, None, "c")]),

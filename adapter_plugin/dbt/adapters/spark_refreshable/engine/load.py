@@ -89,6 +89,15 @@ def plan_for(
     return plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
 
 
+def spelled_as_planned(snapshot: Any, plan: SchemaPlan) -> Any:
+    """The snapshot with each column main has spelled as main spells it: the plan's one
+    spelling, which the cycle's SQL uses. Spark matches names whatever their case, unless a
+    session sets ``spark.sql.caseSensitive``: then only this spelling resolves."""
+    planned = {name.lower(): name for name in plan.columns}
+    renamed = {c: planned[c.lower()] for c in snapshot.columns if planned.get(c.lower(), c) != c}
+    return snapshot.withColumnsRenamed(renamed) if renamed else snapshot
+
+
 def write_staging(
     snapshot: Any, tables: ModelTables, plan: SchemaPlan, layout: VnodeLayout
 ) -> None:

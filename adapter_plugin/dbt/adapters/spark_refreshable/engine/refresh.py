@@ -563,6 +563,7 @@ class RefreshRun:
             )
             frame = load.as_spark_frame(spark, snapshot())
             plan = load.plan_for(spark, frame, tables, config, main_exists)
+            frame = load.spelled_as_planned(frame, plan)
             self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
             load.write_staging(frame, tables, plan, layout)
