@@ -1,5 +1,8 @@
 """The engine does not depend on the settings a session happens to carry: other models may
-set dbt-spark's insert_overwrite conf (dynamic partition overwrite) on the same session."""
+set dbt-spark's insert_overwrite conf (dynamic partition overwrite) on the same session, and a
+profile may set defaults for new Delta tables."""
+
+import pytest
 
 from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.profiles import WORKER_JVM_OPTIONS
@@ -13,6 +16,23 @@ def test_refresh_with_dynamic_partition_overwrite_set_on_the_session(spark):
     model.refresh([(2, "B")])
     assert model.main() == [(2, "B")]
     assert session.table(model.tables.staging).count() == 1, "staging holds the last snapshot only"
+
+
+@pytest.mark.parametrize(
+    "default",
+    ["enableChangeDataFeed", "appendOnly"],
+)
+def test_refresh_with_table_defaults_set_on_the_session(spark, default):
+    """A session's defaults for new Delta tables (a change data feed on every table, or
+    append-only tables) reach the engine's own tables: staging is replaced every cycle and
+    main and the state have rows updated and deleted."""
+    session = spark.newSession()
+    session.conf.set(f"spark.databricks.delta.properties.defaults.{default}", "true")
+    model = EngineModel(session, "id INT, value STRING", unique_key="id")
+    model.refresh([(1, "a"), (2, "b"), (3, "c")])
+    model.refresh([(2, "B"), (3, "c"), (4, "d")])
+    model.refresh([(3, "C"), (5, "e")])
+    assert model.main() == [(3, "C"), (5, "e")]
 
 
 def test_the_workers_driver_runs_the_suites_jvm_options(spark):

@@ -47,11 +47,15 @@ from dbt.adapters.spark_refreshable.engine.sql import (
 )
 from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State, state_row_select
 
+# Settings the engine's tables need whatever a session's defaults
+# (spark.databricks.delta.properties.defaults.*) give new tables: rows updated and deleted.
+UPDATABLE = {"delta.appendOnly": "false"}
 MAIN_PROPERTIES = {
     "delta.enableDeletionVectors": "true",
     "delta.columnMapping.mode": "name",
     "delta.minReaderVersion": "3",
     "delta.minWriterVersion": "7",
+    **UPDATABLE,
 }
 # every bookkeeping table carries MARKER: a table of the user's that happens to have a
 # bookkeeping table's name is never dropped or overwritten
@@ -74,6 +78,9 @@ CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 BOOKKEEPING_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
 BOOKKEEPING_PROPERTIES = {
     "delta.enableDeletionVectors": "false",
+    # no change data feed, which Delta refuses on a table replaced under column mapping
+    "delta.enableChangeDataFeed": "false",
+    **UPDATABLE,
     MARKER: "true",
     **BOOKKEEPING_LOG_PROPERTIES,
 }
