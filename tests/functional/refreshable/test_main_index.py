@@ -32,6 +32,11 @@ DISTURBANCES = {
     ),
     "main restored to an older version": (True, ["RESTORE TABLE {main} TO VERSION AS OF 1"]),
     "staging dropped": (True, ["DROP TABLE {staging}"]),
+    # staging's old version readable, but not the snapshot the state recorded
+    "the last snapshot's checksum recorded otherwise": (
+        True,
+        ["UPDATE {state} SET last_checksum = '{number}'"],
+    ),
     "staging rewritten and vacuumed": (
         True,
         [
@@ -61,6 +66,7 @@ def disturb(model: EngineModel, what: str, rng: random.Random, current: dict) ->
             statement.format(
                 main=model.tables.main,
                 staging=model.tables.staging,
+                state=model.tables.state,
                 key=rng.choice(sorted(current)),
                 other_key=rng.choice(sorted(current)),
                 new_key=IDS + rng.randrange(100),

@@ -7,6 +7,10 @@ with another hash an update. Only the changed rows are then read back from stagi
 their content and written to the changes table, ordered by vnode so that a merge chunk
 reads its own slice of a small table. Unchanged rows never leave staging.
 
+The same job summarizes staging (rows, checksum and rows with a NULL key, per vnode) from
+the diff's own read of it, and, with an index, the index's rows and checksum: staging is
+read once per cycle after its write.
+
 Main's side of the diff need not read main: while main still equals the last completed
 snapshot row for row, that snapshot's keys, vnodes and row hashes are in staging as the
 cycle that loaded it left it (a Delta version the state row records): a :class:`MainIndex`,
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError, SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.load import StagedSnapshot
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
     OP_COLUMN,
@@ -50,11 +55,18 @@ DUPLICATE = "X"  # the diff's op for a key that staging holds more than once
 MAIN_DUPLICATE = "M"  # a key that main holds more than once (another writer inserted it)
 MAIN_NULL_KEY = "N"  # a row of main with a NULL in the key (an adopted or written-to main)
 BAD_KEYS = (DUPLICATE, MAIN_DUPLICATE, MAIN_NULL_KEY)
+STAGING_SUMMARY = "S"  # a row of the cycle's diff job: staging's rows in one vnode, summed
+INDEX_SUMMARY = "T"  # its one row of the main index's rows, summed
+SUMMARIES = (STAGING_SUMMARY, INDEX_SUMMARY)
 EXAMPLES = 5
 # the diff's own columns beside the keys, named so that no key column can take their names
 COPIES = f"{RESERVED_PREFIX}copies"  # rows with the key on one side
 PRESENT = f"{RESERVED_PREFIX}present"  # TRUE where the side has the key
 HASH = ident(HASH_COLUMN)
+# the summary rows' own columns (NULL on the diff's rows)
+ROWS = f"{RESERVED_PREFIX}rows"
+CHECKSUM = f"{RESERVED_PREFIX}checksum"
+NULL_KEYS = f"{RESERVED_PREFIX}null_keys"
 
 
 @dataclass(frozen=True)
@@ -93,18 +105,10 @@ class MainIndex:
             f"FROM {as_of(tables.staging, self.staging_version)} {_in_vnodes(vnode_range)}"
         )
 
-    def summary_sql(self, tables: ModelTables) -> str:
-        """One row: the row count (n) and content checksum (c) of staging at the version,
-        which the load computes with staging's own summary, in one job."""
-        return (
-            f"SELECT count(*) AS n, {checksum_expression(HASH_COLUMN)} AS c "
-            f"FROM {as_of(tables.staging, self.staging_version)}"
-        )
-
     def mismatch(self, found: tuple[int, Any] | Exception) -> str | None:
         """Why staging at the version is not the snapshot recorded (rewritten, vacuumed,
-        recreated), from ``found``: its (row count, checksum), or the error reading it
-        raised; None: it is that snapshot."""
+        recreated), from ``found``: its (row count, checksum) as the diff summed them, or
+        the error the diff raised reading it; None: it is that snapshot."""
         if isinstance(found, Exception):
             return f"staging's version {self.staging_version} cannot be read ({found})"[:300]
         rows, checksum = found
@@ -150,30 +154,53 @@ def diff_sql(
     main_lacks: frozenset[str] = frozenset(),
     staging_version: int | None = None,
     index: MainIndex | None = None,
+    summarized: bool = False,
 ) -> str:
     """(op, vnode, keys, copies) of every changed or duplicate key: the one change
     criterion of the engine (staging's stored row hash against main's, computed alike),
     for all vnodes (the cycle's diff) or for ``vnode_range`` (a chunk's diff again, when
     main moved). ``main_version`` None: there is no main, every key is an insert.
     ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
-    main's keys and hashes without reading main (see :class:`MainIndex`)."""
+    main's keys and hashes without reading main (see :class:`MainIndex`). ``summarized``:
+    with the summary rows of :func:`_with_summaries` (the cycle's diff)."""
     keys = plan.keys
     staged = _per_key(as_of(tables.staging, staging_version), keys, vnode_range)
+    index_rows = None if index is None else index.sql(tables, keys, vnode_range)
     if main_version is None:
-        return (
+        compared = (
             f"SELECT CASE WHEN {COPIES} > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
             f"{ident(VNODE_COLUMN)}, {column_list(keys)}, {COPIES} FROM ({staged})"
         )
-    main = (
-        index.sql(tables, keys, vnode_range)
-        if index is not None
-        else _per_key(
+    else:
+        main = index_rows or _per_key(
             f"({main_hashes_sql(tables, plan, layout, main_version, main_lacks)})",
             keys,
             vnode_range,
         )
-    )
-    return _compared_sql(staged, main, keys)
+        compared = _compared_sql(staged, main, keys)
+    return _with_summaries(compared, staged, keys, index_rows) if summarized else compared
+
+
+def _with_summaries(compared: str, staged: str, keys: tuple[str, ...], index: str | None) -> str:
+    """The diff's rows, then per vnode staging's rows, checksum and rows with a NULL key
+    (op ``STAGING_SUMMARY``), and the index's rows and checksum (op ``INDEX_SUMMARY``):
+    summed from the reads the diff makes, in its job (Spark reuses the grouped read of
+    staging). Staging's checksum sums one hash per key, which is its rows' when no key is
+    duplicate or NULL, and such a snapshot is refused."""
+    vnode, no_keys = ident(VNODE_COLUMN), ", ".join(f"NULL AS {ident(k)}" for k in keys)
+    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+    summed = [
+        f"SELECT *, NULL AS {ROWS}, NULL AS {CHECKSUM}, NULL AS {NULL_KEYS} FROM ({compared})",
+        f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, sum({COPIES}), "
+        f"{checksum_expression(HASH_COLUMN)}, sum(CASE WHEN {null_key} THEN {COPIES} ELSE 0 END) "
+        f"FROM ({staged}) GROUP BY {vnode}",
+    ]
+    if index is not None:
+        summed.append(
+            f"SELECT '{INDEX_SUMMARY}', NULL, {no_keys}, NULL, count(*), "
+            f"{checksum_expression(HASH_COLUMN)}, 0 FROM ({index})"
+        )
+    return " UNION ALL ".join(summed)
 
 
 def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
@@ -249,6 +276,8 @@ class ChangeSet:
     plan: SchemaPlan
     diff: Any  # the persisted DataFrame of diff_sql
     counts: ChangeCounts
+    staged: StagedSnapshot  # staging, summed by the diff's job
+    index_refused: str | None  # why the index offered was not used (main was read), if so
 
     def write(self, files: int) -> None:
         """Write the changed rows, with staging's content (keys only for deletes), to the
@@ -262,6 +291,10 @@ class ChangeSet:
             )
         finally:
             self.spark.catalog.dropTempView(view)
+
+    def refuse_bad_keys(self) -> None:
+        """Refuse keys the merge cannot apply (see :func:`refuse_bad_keys`)."""
+        refuse_bad_keys(self.diff, self.tables, self.plan.keys, self.counts.per_vnode)
 
 
 def rows_per_op_and_vnode(changes: Any) -> dict[str, dict[int, int]]:
@@ -281,21 +314,77 @@ def change_set(
     main_version: int | None,
     index: MainIndex | None = None,
 ) -> Iterator[ChangeSet]:
-    """Diff staging against main as of ``main_version`` (read through ``index`` if given);
-    refuse duplicate keys. The diff is held (narrow: keys and ops) until the block ends."""
-    from pyspark import StorageLevel
-
+    """Diff staging against main as of ``main_version`` (read through ``index`` if given)
+    and summarize staging, in one job. An index that is not the last snapshot, or cannot
+    be read, is dropped and the diff read from main. The diff is held (narrow: keys and
+    ops) until the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
     main_lacks = frozenset(name.lower() for name, _ in plan.add)
-    diff = spark.sql(
-        diff_sql(tables, plan, layout, main_version, main_lacks=main_lacks, index=index)
-    )
-    diff = diff.persist(StorageLevel.MEMORY_AND_DISK)
+
+    def run(through: MainIndex | None) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
+        query = diff_sql(
+            tables,
+            plan,
+            layout,
+            main_version,
+            main_lacks=main_lacks,
+            index=through,
+            summarized=True,
+        )
+        return _held_and_summed(spark, query)
+
+    refused = None
     try:
-        per_vnode = rows_per_op_and_vnode(diff)
-        refuse_bad_keys(diff, tables, plan.keys, per_vnode)
-        yield ChangeSet(spark, tables, plan, diff, ChangeCounts(per_vnode))
+        combined, summed = run(index)
+    except Exception as error:  # the index's read: the diff reads main below
+        if index is None:
+            raise
+        refused = index.mismatch(error)
+    else:
+        if index is not None:
+            indexed = summed.pop(INDEX_SUMMARY, {}).get(None, (0, 0, 0))
+            if (refused := index.mismatch(indexed[:2])) is not None:
+                combined.unpersist()
+    if refused is not None:
+        combined, summed = run(None)
+    try:
+        staging = summed.pop(STAGING_SUMMARY, {})
+        staged = StagedSnapshot(
+            rows=sum(n for n, _, _ in staging.values()),
+            checksum=str(int(sum(c for _, c, _ in staging.values()))),
+            vnode_rows={vnode: n for vnode, (n, _, _) in staging.items()},
+            null_keys=sum(k for _, _, k in staging.values()),
+        )
+        counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
+        diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
+        yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)
     finally:
-        diff.unpersist()
+        combined.unpersist()
+
+
+def _held_and_summed(
+    spark: Any, query: str
+) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
+    """The cycle's diff job: ``query`` persisted, and collected per op and vnode as the
+    diff's rows, or a summary row's (rows, checksum, rows with a NULL key); the index's
+    under vnode None."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    combined = spark.sql(query).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        grouped = combined.groupBy(OP_COLUMN, VNODE_COLUMN).agg(
+            F.count("*"), F.sum(ROWS), F.sum(CHECKSUM), F.sum(NULL_KEYS)
+        )
+        summed: dict[str, dict[Any, tuple[int, Any, int]]] = {}
+        for op, vnode, n, rows, checksum, null_keys in grouped.collect():
+            found = (
+                (int(rows), checksum or 0, int(null_keys or 0)) if op in SUMMARIES else (n, None, 0)
+            )
+            summed.setdefault(op, {})[None if vnode is None else int(vnode)] = found
+    except BaseException:
+        combined.unpersist()
+        raise
+    return combined, summed
 
 
 def refuse_bad_keys(

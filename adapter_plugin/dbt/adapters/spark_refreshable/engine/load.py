@@ -1,9 +1,10 @@
 """Refreshing: evaluate the snapshot into staging and validate it before main is touched.
 
 Staging holds the snapshot's columns plus each row's vnode and content hash, computed once
-as the snapshot is written (one pass over the snapshot, no shuffle). A narrow pass over
-staging then yields per-vnode row counts, null keys and the content checksum; the diff
-(``diff``) finds duplicate keys and what would be deleted, which the guards here check.
+as the snapshot is written (one pass over the snapshot, no shuffle). The diff's job
+(``diff``) sums staging's rows per vnode, its rows with a NULL key and its content checksum
+(:class:`StagedSnapshot`), and finds duplicate keys and what would be deleted, which the
+checks here refuse.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
-    checksum_expression,
     ident,
     row_hash_expression,
 )
@@ -47,9 +47,12 @@ EXAMPLES = 5
 
 @dataclass(frozen=True)
 class StagedSnapshot:
+    """Staging's rows, content checksum and rows per vnode; rows with a NULL key."""
+
     rows: int
     checksum: str
     vnode_rows: dict[int, int]
+    null_keys: int
 
 
 def as_spark_frame(spark: Any, result: Any) -> Any:
@@ -111,44 +114,19 @@ def write_staging(
     replace_scratch_table(staged, tables.staging)
 
 
-def summarize_staging(
-    spark: Any, tables: ModelTables, keys: tuple[str, ...], also: str | None = None
-) -> tuple[StagedSnapshot, tuple[int, Any] | Exception | None]:
-    """One narrow pass: rows and checksum per vnode; rejects null keys. ``also``: a query of
-    one row (n, c) to compute in the same job (the main index's check, ``diff.MainIndex``);
-    with the summary, its (n, c), or the error it raised (staging is then summarized
-    alone), None without ``also``."""
+def refuse_null_keys(
+    spark: Any, tables: ModelTables, keys: tuple[str, ...], staged: StagedSnapshot
+) -> None:
+    """Refuse a snapshot with rows whose unique_key has a NULL (the diff counted them)."""
+    if not staged.null_keys:
+        return
     null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
-    summary = (
-        f"SELECT FALSE AS also, {ident(VNODE_COLUMN)} AS vnode, count(*) AS n, "
-        f"{checksum_expression(HASH_COLUMN)} AS checksum, "
-        f"count_if({null_key}) AS null_keys "
-        f"FROM {tables.staging} GROUP BY {ident(VNODE_COLUMN)}"
+    examples = spark.sql(f"SELECT * FROM {tables.staging} WHERE {null_key} LIMIT {EXAMPLES}")
+    raise SnapshotRejectedError(
+        f"The snapshot has {staged.null_keys} row(s) with a NULL in unique_key {list(keys)}, "
+        f"e.g. {_examples(examples)}. Every row needs a key: filter or coalesce them in the "
+        f"model. Main was not touched."
     )
-    found: tuple[int, Any] | Exception | None = None
-    both = None
-    if also is not None:
-        try:
-            both = spark.sql(f"{summary} UNION ALL SELECT TRUE, NULL, n, c, 0 FROM ({also})")
-            both = both.collect()
-            found = next((r["n"], r["checksum"]) for r in both if r["also"])
-        except Exception as error:  # the other query's: staging's own is run alone below
-            found, both = error, None
-    rows = [r for r in both if not r["also"]] if both is not None else spark.sql(summary).collect()
-    null_keys = sum(r["null_keys"] for r in rows)
-    if null_keys:
-        examples = spark.sql(f"SELECT * FROM {tables.staging} WHERE {null_key} LIMIT {EXAMPLES}")
-        raise SnapshotRejectedError(
-            f"The snapshot has {null_keys} row(s) with a NULL in unique_key {list(keys)}, e.g. "
-            f"{_examples(examples)}. Every row needs a key: filter or "
-            f"coalesce them in the model. Main was not touched."
-        )
-    staged = StagedSnapshot(
-        rows=sum(r["n"] for r in rows),
-        checksum=str(int(sum(r["checksum"] for r in rows))) if rows else "0",
-        vnode_rows={int(r["vnode"]): int(r["n"]) for r in rows},
-    )
-    return staged, found
 
 
 # errors of a constraint's expression itself: unknown names, bad syntax or types, and the

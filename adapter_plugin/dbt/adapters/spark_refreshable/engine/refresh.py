@@ -123,11 +123,10 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
 class Staged:
     """A snapshot written to staging (``RefreshRun._stage``), and main as its diff finds it:
     ``base_version`` None when main does not exist; ``index`` main's keys and hashes kept
-    from the last cycle, None when the diff must read main."""
+    from the last cycle (the diff checks them), None when the diff must read main."""
 
     plan: SchemaPlan
     layout: VnodeLayout
-    summary: load.StagedSnapshot
     staging_version: int
     main_exists: bool
     base_version: int | None
@@ -487,21 +486,27 @@ class RefreshRun:
         spark, tables, config = self.spark, self.tables, self.config
         refresh_id = self.lease.state.refresh_id
         staged = self._stage(snapshot)
-        plan, layout, summary = staged.plan, staged.layout, staged.summary
+        plan, layout = staged.plan, staged.layout
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
-                self.result.diff_read_main = staged.main_exists and staged.index is None
                 found = held.enter_context(
                     diff.change_set(spark, tables, plan, layout, staged.base_version, staged.index)
                 )
-                counts = found.counts
+                if found.index_refused is not None:
+                    self.report.say(f"diffing against all of main: {found.index_refused}")
+                read_index = staged.index is not None and found.index_refused is None
+                self.result.diff_read_main = staged.main_exists and not read_index
+                summary, counts = found.staged, found.counts
+                load.refuse_null_keys(spark, tables, plan.keys, summary)
+                load.check_constraints(spark, tables, config.constraints)
+                found.refuse_bad_keys()
                 load.check_delete_guards(
                     tables, config, summary, counts.total("I"), counts.total("D")
                 )
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), layout.count, config.merge_chunk_rows
                 )
-            loaded = self._planned(refresh_id, staged, counts, chunks)
+            loaded = self._planned(refresh_id, staged, summary, counts, chunks)
             if not counts.total():  # nothing to resume: a crash before IDLE loads again
                 self.report.say(f"staged {summary.rows:,} rows, none changed")
                 return loaded
@@ -526,11 +531,15 @@ class RefreshRun:
 
     @staticmethod
     def _planned(
-        refresh_id: str, staged: Staged, counts: diff.ChangeCounts, chunks: list[progress.Chunk]
+        refresh_id: str,
+        staged: Staged,
+        summary: load.StagedSnapshot,
+        counts: diff.ChangeCounts,
+        chunks: list[progress.Chunk],
     ) -> LoadedCycle:
         """The cycle's plan: what its chunks merge, against which versions, and what the
         cycle read."""
-        summary, layout = staged.summary, staged.layout
+        layout = staged.layout
         return LoadedCycle(
             refresh_id,
             layout.count,
@@ -551,8 +560,8 @@ class RefreshRun:
         )
 
     def _stage(self, snapshot: Callable[[], Any]) -> Staged:
-        """The snapshot written to staging under the cycle's schema plan and vnode layout,
-        summarized and checked against the contract; main as the diff is to find it."""
+        """The snapshot written to staging under the cycle's schema plan and vnode layout;
+        main as the diff is to find it (the diff summarizes staging)."""
         spark, tables, config = self.spark, self.tables, self.config
         with self.clock.measure("load"):
             detail = main_detail(spark, tables)
@@ -571,18 +580,10 @@ class RefreshRun:
             self.faults.reached("loading")
             base_version = main_version(spark, tables) if main_exists else None
             index = self._main_index(plan, layout, detail, base_version)
-            summary, index_found = load.summarize_staging(
-                spark, tables, plan.keys, None if index is None else index.summary_sql(tables)
-            )
-            if index is not None and (why := index.mismatch(index_found)) is not None:
-                self.report.say(f"diffing against all of main: {why}")
-                index = None
-            load.check_constraints(spark, tables, config.constraints)
             self._main_files = MainFiles(0, 0) if detail is None else MainFiles.of_detail(detail)
         return Staged(
             plan,
             layout,
-            summary,
             staging_version,
             main_exists,
             base_version,
@@ -842,8 +843,8 @@ class RefreshRun:
         when main still holds exactly that snapshot: the cycle that loaded it verified main
         equal to it, main is the same table with the same columns, every commit since
         changed no row, and this cycle hashes the same columns with the same keys and
-        vnode layout. None: the diff reads main. The load then checks that staging's old
-        version still holds that snapshot (``MainIndex.mismatch``), with staging's summary."""
+        vnode layout. None: the diff reads main. The diff then checks that staging's old
+        version still holds that snapshot (``MainIndex.mismatch``), in its own job."""
         state = self.lease.state
         last = LastSnapshot.parse(state.last_columns)
         if base_version is None or last is None or last.main is None:
