@@ -31,6 +31,7 @@ from typing import Any
 # commit conflicts as subclasses of delta.exceptions.base's
 import delta.connect.exceptions  # noqa: F401
 from delta.exceptions import base as delta_errors
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
@@ -64,8 +65,36 @@ def latest_commit(spark: Any, name: str) -> Any:
     return spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]
 
 
+def latest_snapshot(spark: Any, name: str) -> Any | None:
+    """Delta's snapshot of a table's latest version, as the driver reads it from the table's
+    log: no Spark job, where DESCRIBE HISTORY runs one to read commits (0.3-0.5 s against
+    0.02-0.1 in a busy driver) and DESCRIBE DETAIL one or more to count files. None where the
+    session has no JVM of its own (Spark Connect), where Delta's log API is not the one this
+    reads, or where the name has no Delta log (missing, not Delta, files gone): the caller
+    then asks SQL, which also says what is wrong."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        return None
+    try:
+        identifier = session.sessionState().sqlParser().parseTableIdentifier(name)
+        log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(session, identifier)
+        nothing = spark._jvm.scala.Option.empty()
+        snapshot = log.update(False, nothing, nothing)  # not stale: lists the log
+        return snapshot if snapshot.version() >= 0 else None
+    except (Py4JError, PySparkException):  # PySpark raises the JVM's errors as its own
+        return None
+
+
+def snapshot_properties(spark: Any, snapshot: Any) -> dict[str, str]:
+    """A snapshot's table properties (the ones SHOW TBLPROPERTIES lists, none redacted)."""
+    return dict(spark._jvm.scala.jdk.javaapi.CollectionConverters.asJava(snapshot.getProperties()))
+
+
 def table_version(spark: Any, name: str) -> int:
     """A Delta table's latest version."""
+    snapshot = latest_snapshot(spark, name)
+    if snapshot is not None:
+        return int(snapshot.version())
     return int(latest_commit(spark, name)["version"])
 
 
@@ -76,6 +105,9 @@ def table_detail(spark: Any, name: str) -> Any:
 
 def table_id(spark: Any, name: str) -> str:
     """A Delta table's id: it changes when the table is dropped and created again."""
+    snapshot = latest_snapshot(spark, name)
+    if snapshot is not None:
+        return str(snapshot.metadata().id())
     return str(table_detail(spark, name)["id"])
 
 

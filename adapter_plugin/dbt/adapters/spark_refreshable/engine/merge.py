@@ -29,6 +29,7 @@ from typing import Any
 from dbt.adapters.spark_refreshable.engine.commits import (
     is_commit_conflict,
     latest_commit,
+    latest_snapshot,
     table_version,
 )
 from dbt.adapters.spark_refreshable.engine.diff import (
@@ -87,7 +88,12 @@ class MainHistory:
     @classmethod
     def since(cls, spark: Any, tables: ModelTables, version: int | None) -> MainHistory:
         """Read in one DESCRIBE HISTORY while no more than ``HISTORY_WINDOW`` commits came
-        after ``version`` (None: all of them), the usual case; in two otherwise."""
+        after ``version`` (None: all of them), the usual case; in two otherwise; in none when
+        main's log says ``version`` is still its latest."""
+        if version is not None:
+            snapshot = latest_snapshot(spark, tables.main)
+            if snapshot is not None and snapshot.version() == version:
+                return cls(version, [])
         query = f"DESCRIBE HISTORY {tables.main}"
         found = spark.sql(f"{query} LIMIT {HISTORY_WINDOW}").collect()
         after = -1 if version is None else version

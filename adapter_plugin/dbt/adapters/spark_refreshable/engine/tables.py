@@ -27,7 +27,11 @@ from pyspark.sql.types import (
     VariantType,
 )
 
-from dbt.adapters.spark_refreshable.engine.commits import table_detail
+from dbt.adapters.spark_refreshable.engine.commits import (
+    latest_snapshot,
+    snapshot_properties,
+    table_detail,
+)
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
@@ -166,16 +170,16 @@ def claim_bookkeeping_tables(
         if role == "main":
             continue
         name = tables.role_name(role)
-        if not table_exists(spark, name):
-            continue
         try:
-            held = table_properties(spark, name)
+            held = existing_table_properties(spark, name)
         except AnalysisException as error:
             if error.getCondition() not in FILES_GONE:
                 raise
             if dropping:
                 continue  # its files are gone: it holds nothing to claim
             raise files_gone(tables, role) from None
+        if held is None:
+            continue
         if held.get(MARKER) != "true":
             _claim_legacy(spark, tables, role, name)
         missing = {k: v for k, v in BOOKKEEPING_LOG_PROPERTIES.items() if held.get(k) != v}
@@ -588,11 +592,30 @@ def _evolve_main(
             )
 
 
-def table_properties(spark: Any, name: str) -> dict[str, str]:
-    """A table's properties. SHOW TBLPROPERTIES hides the value of every property whose key
-    or value matches spark.sql.redaction.options.regex (by default any "url": a model named
-    `hourly`, a constraint on `url`); Delta's DESCRIBE DETAIL does not, and costs a read of
-    the table's log, so it is asked only when a value came back hidden."""
+def existing_table_properties(spark: Any, name: str) -> dict[str, str] | None:
+    """A table's properties (see :func:`table_properties`), or None when the catalog has no
+    table ``name``: for a Delta table one read of its log, where asking the catalog whether
+    it exists and SQL for its properties takes two round trips."""
+    snapshot = latest_snapshot(spark, name)
+    if snapshot is None and not table_exists(spark, name):
+        return None
+    return table_properties(spark, name, snapshot)
+
+
+def table_properties(spark: Any, name: str, snapshot: Any | None = None) -> dict[str, str]:
+    """A table's properties: from a Delta table's log where the session can read it (see
+    ``commits.latest_snapshot``; ``snapshot``: the table's, if already read), else by SQL."""
+    snapshot = snapshot if snapshot is not None else latest_snapshot(spark, name)
+    if snapshot is not None:
+        return snapshot_properties(spark, snapshot)
+    return _properties_by_sql(spark, name)
+
+
+def _properties_by_sql(spark: Any, name: str) -> dict[str, str]:
+    """SHOW TBLPROPERTIES hides the value of every property whose key or value matches
+    spark.sql.redaction.options.regex (by default any "url": a model named `hourly`, a
+    constraint on `url`); Delta's DESCRIBE DETAIL does not, and costs a read of the table's
+    log, so it is asked only when a value came back hidden."""
     held = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
     if REDACTED in held.values():
         try:

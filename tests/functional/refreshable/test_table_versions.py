@@ -1,0 +1,101 @@
+"""A table's version, id and properties as the engine reads them from Delta's log in the
+driver (``commits.latest_snapshot``) equal what DESCRIBE HISTORY, DESCRIBE DETAIL and SHOW
+TBLPROPERTIES say, whatever the table's case and history; where the log cannot tell (no such
+table, not Delta, files gone), the engine asks SQL and fails as SQL does."""
+
+import shutil
+from uuid import uuid4
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from dbt.adapters.spark_refreshable.engine.commits import latest_snapshot, table_id, table_version
+from dbt.adapters.spark_refreshable.engine.merge import MainHistory
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables, quote
+from dbt.adapters.spark_refreshable.engine.tables import (
+    REDACTED,
+    existing_table_properties,
+    table_properties,
+)
+
+# table names the session catalog takes (letters, digits and _ only): mixed case, a leading _
+NAMES = ["plain", "MiXeD_Case", "_leading_9"]
+
+
+def _by_sql(spark, name: str) -> tuple[int, str]:
+    version = spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"]
+    return int(version), str(spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["id"])
+
+
+@pytest.fixture(scope="module")
+def schema(spark):
+    name = f"versions_{uuid4().hex[:8]}"
+    spark.sql(f"CREATE SCHEMA {name}")
+    return name
+
+
+@pytest.mark.parametrize("table", NAMES)
+def test_version_and_id_from_the_log_equal_sqls_through_a_history(spark, schema, table):
+    name = f"{quote(schema)}.{quote(table + '_' + uuid4().hex[:4])}"
+    spark.sql(f"CREATE TABLE {name} (k INT, v STRING) USING delta")
+    assert latest_snapshot(spark, name) is not None  # the log is read, not SQL asked
+    seen = []
+    for step in range(3):
+        spark.sql(f"INSERT INTO {name} VALUES ({step}, 'x')")
+        seen.append((table_version(spark, name), table_id(spark, name)))
+        assert seen[-1] == _by_sql(spark, name)
+    spark.sql(f"UPDATE {name} SET v = 'y' WHERE k = 1")
+    assert (table_version(spark, name), table_id(spark, name)) == _by_sql(spark, name)
+    spark.sql(f"DROP TABLE {name}")
+    spark.sql(f"CREATE TABLE {name} USING delta AS SELECT 1 AS k")
+    recreated = (table_version(spark, name), table_id(spark, name))
+    assert recreated == _by_sql(spark, name)
+    assert recreated[1] != seen[-1][1]  # another table under the same name
+
+
+def test_mains_history_since_its_latest_version_is_empty(spark, schema):
+    tables = ModelTables(schema, f"history_{uuid4().hex[:6]}")
+    spark.sql(f"CREATE TABLE {tables.main} (k INT) USING delta")
+    spark.sql(f"INSERT INTO {tables.main} VALUES (1)")
+    latest = table_version(spark, tables.main)
+    assert MainHistory.since(spark, tables, latest) == MainHistory(latest, [])
+    spark.sql(f"INSERT INTO {tables.main} VALUES (2)")
+    after = MainHistory.since(spark, tables, latest)
+    assert after.latest == latest + 1
+    assert [int(c["version"]) for c in after.commits] == [latest + 1]
+
+
+def test_where_the_log_cannot_tell_sql_is_asked_and_fails_as_before(spark, schema, tmp_path):
+    parquet = f"{quote(schema)}.parquet_{uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {parquet} USING parquet AS SELECT 1 AS k")
+    missing = f"{quote(schema)}.missing_{uuid4().hex[:6]}"
+    gone = f"{quote(schema)}.gone_{uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {gone} USING delta LOCATION '{tmp_path / 'gone'}' AS SELECT 1 k")
+    shutil.rmtree(tmp_path / "gone")
+    for name in (parquet, missing, gone):
+        assert latest_snapshot(spark, name) is None, name
+        with pytest.raises(AnalysisException):
+            table_version(spark, name)
+
+
+def test_properties_from_the_log_are_those_sql_lists_none_hidden(spark, schema):
+    """SHOW TBLPROPERTIES hides values whose key matches the redaction regex ("url"); the
+    log's do not, and otherwise list the same properties."""
+    name = f"{quote(schema)}.props_{uuid4().hex[:6]}"
+    spark.sql(
+        f"CREATE TABLE {name} (k INT, url STRING) USING delta TBLPROPERTIES "
+        "('dbt_refreshable.marker' = 'true', 'my.url' = 'https://x', 'quote''d' = 'a''b')"
+    )
+    spark.sql(f"ALTER TABLE {name} ADD CONSTRAINT url_set CHECK (url IS NOT NULL)")
+    shown = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+    from_log = table_properties(spark, name)
+    assert existing_table_properties(spark, name) == from_log
+    hidden = {k for k, v in shown.items() if v == REDACTED}
+    assert hidden  # the redaction this stands in for is on
+    assert {k: v for k, v in from_log.items() if k not in hidden} == {
+        k: v for k, v in shown.items() if k not in hidden
+    }
+    assert from_log["my.url"] == "https://x"
+    assert from_log["quote'd"] == "a'b"
+    assert from_log["delta.constraints.url_set"] == "url IS NOT NULL"
+    assert existing_table_properties(spark, f"{quote(schema)}.none_{uuid4().hex[:6]}") is None
