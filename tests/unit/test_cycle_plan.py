@@ -40,7 +40,7 @@ FULL_PLAN = {
 
 
 def commit(tag: str | None, version: int = 17) -> dict:
-    """A DESCRIBE HISTORY row, as far as the plan is read from it."""
+    """A commit (``commits.recent_commits``), as far as the plan is read from it."""
     return {"userMetadata": tag, "version": version}
 
 

@@ -1,6 +1,7 @@
 """The state table as a log: each change appends the next row with Delta's idempotent-write
 options, so a writer that read an older state commits nothing, of racing writers exactly one
-commits, and the log stays a few rows long with its newest row the state."""
+commits, and the log stays a few rows long with its newest row the state. A read takes that
+row from the newest commit when it is an append, and scans the table otherwise."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dbt.adapters.spark_refreshable.engine.errors import LockHeldError
 from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.owners import Owner
-from dbt.adapters.spark_refreshable.engine.state import Phase
+from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
     ensure_bookkeeping_schema,
     ensure_state_table,
@@ -87,3 +88,45 @@ def test_the_log_stays_short_and_its_newest_row_is_the_state(spark, tables, monk
     assert 1 <= rows < 3, rows
     newest = lease(spark, tables, "reader").read()
     assert newest == holder.state and newest.owner_id == holder.me.owner_id
+
+
+def scanned(spark, tables: ModelTables) -> State:
+    """The state as the table's newest row says."""
+    newest = spark.sql(f"SELECT * FROM {tables.state} ORDER BY lease_version DESC LIMIT 1")
+    row = newest.collect()[0].asDict()
+    return State(**{name: row[name] for name in STATE_COLUMNS})
+
+
+def test_a_read_takes_the_newest_appends_row_and_scans_after_any_other_commit(spark, tables):
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
+    holder = lease(spark, tables, "holder")
+    holder.acquire()
+    plan = '{"columns": ["ü", "a b", "🙂"], "quote": "\\"x\\""}'
+    holder.transition(Phase.FINISHING, cycle_plan=plan, snapshot_rows=3, snapshot_checksum="-0")
+    holder.heartbeat()
+    before = set(jobs(None))
+    read = lease(spark, tables, "reader").read()
+    assert set(jobs(None)) == before  # from the newest commit: no Spark job
+    assert read == holder.state == scanned(spark, tables)
+    assert read.cycle_plan == plan
+    # a commit that is not an append: the table is scanned, and says the same
+    spark.sql(f"ALTER TABLE {tables.state} SET TBLPROPERTIES ('refreshable.test' = 'x')")
+    before = set(jobs(None))
+    assert lease(spark, tables, "reader").read() == holder.state
+    assert set(jobs(None)) != before
+
+
+def test_rows_counted_through_reads_of_the_newest_commit_still_compact_the_log(
+    spark, tables, monkeypatch
+):
+    """Each change by a lease that only read the newest commit: the row count that commit
+    carried makes the log compact as if the lease had scanned it."""
+    monkeypatch.setattr(lease_module, "COMPACT_AT_ROWS", 4)
+    owner = Owner.this_process("holder")
+    Lease(spark, tables.state, owner, 300).acquire()
+    for _ in range(9):
+        again = Lease(spark, tables.state, owner, 300)
+        again.read()
+        again.heartbeat()
+    assert 1 <= spark.table(tables.state).count() < 4
+    assert lease(spark, tables, "reader").read() == again.state == scanned(spark, tables)

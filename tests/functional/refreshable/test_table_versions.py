@@ -1,15 +1,23 @@
-"""A table's version, id and properties as the engine reads them from Delta's log in the
-driver (``commits.latest_snapshot``) equal what DESCRIBE HISTORY, DESCRIBE DETAIL and SHOW
-TBLPROPERTIES say, whatever the table's case and history; where the log cannot tell (no such
+"""A table's version, id, properties and commits as the engine reads them from Delta's log in
+the driver (``commits.latest_snapshot``, ``commits.recent_commits``) equal what DESCRIBE
+HISTORY, DESCRIBE DETAIL and SHOW TBLPROPERTIES say, whatever the table's case and history; where the log cannot tell (no such
 table, not Delta, files gone), the engine asks SQL and fails as SQL does."""
 
 import shutil
+from pathlib import Path
 from uuid import uuid4
 
 import pytest
 from pyspark.errors import AnalysisException
 
-from dbt.adapters.spark_refreshable.engine.commits import latest_snapshot, table_id, table_version
+from dbt.adapters.spark_refreshable.engine.commits import (
+    COMMIT_FIELDS,
+    USER_METADATA_CONF,
+    latest_snapshot,
+    recent_commits,
+    table_id,
+    table_version,
+)
 from dbt.adapters.spark_refreshable.engine.merge import MainHistory
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables, quote
 from dbt.adapters.spark_refreshable.engine.tables import (
@@ -63,6 +71,47 @@ def test_mains_history_since_its_latest_version_is_empty(spark, schema):
     after = MainHistory.since(spark, tables, latest)
     assert after.latest == latest + 1
     assert [int(c["version"]) for c in after.commits] == [latest + 1]
+
+
+def _history_by_sql(spark, name: str, limit: int) -> list[dict]:
+    rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
+    return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
+
+
+def test_commits_from_the_log_equal_describe_historys_and_its_own_after_a_cleanup(spark, schema):
+    """Writes of every kind the engine reads back (tagged appends, a MERGE's metrics, DELETE,
+    a property change); once Delta's log cleanup deleted commits, DESCRIBE HISTORY is asked."""
+    name = f"{quote(schema)}.commits_{uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {name} (k INT, v STRING) USING delta")
+    for step in range(3):
+        spark.conf.set(USER_METADATA_CONF, f"tag {step} \"quoted\" 🙂")
+        try:
+            spark.sql(f"INSERT INTO {name} VALUES ({step}, 'x')")
+        finally:
+            spark.conf.unset(USER_METADATA_CONF)
+    spark.sql(
+        f"MERGE INTO {name} t USING (SELECT 1 AS k, 'y' AS v UNION ALL SELECT 7, 'z') s "
+        "ON t.k = s.k WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    spark.sql(f"DELETE FROM {name} WHERE k = 0")
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.checkpointInterval' = '2')")
+    latest = table_version(spark, name)
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
+    for limit in (1, 3, latest + 1, latest + 5):
+        before = set(jobs(None))
+        from_log = recent_commits(spark, name, limit)
+        assert set(jobs(None)) == before  # read from the log: no Spark job
+        assert from_log == _history_by_sql(spark, name, limit), limit
+    merged = recent_commits(spark, name, 3)[-1]
+    assert merged["operation"] == "MERGE"
+    assert merged["operationMetrics"]["numTargetRowsInserted"] == "1"
+    spark.sql(f"INSERT INTO {name} VALUES (9, 'w')")  # a checkpoint: the cleanup keeps its own
+    location = spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"]
+    for path in (Path(location.removeprefix("file:")) / "_delta_log").glob("*00001.json"):
+        path.unlink()  # as the cleanup would
+    limit = table_version(spark, name) + 1
+    assert recent_commits(spark, name, limit) == _history_by_sql(spark, name, limit)
+    assert 1 not in [c["version"] for c in recent_commits(spark, name, limit)]
 
 
 def test_where_the_log_cannot_tell_sql_is_asked_and_fails_as_before(spark, schema, tmp_path):

@@ -23,6 +23,7 @@ one fence of ours, lower than any later one, and is never skipped for it.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -60,9 +61,42 @@ COMMIT_CONFLICTS = (
 CONFLICT_CONDITIONS = ("DELTA_CONCURRENT_", "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED")
 
 
-def latest_commit(spark: Any, name: str) -> Any:
-    """DESCRIBE HISTORY's row of a Delta table's latest commit (version, operationMetrics...)."""
-    return spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]
+# the fields of a commit that the engine reads, as DESCRIBE HISTORY names them
+COMMIT_FIELDS = ("version", "operation", "operationMetrics", "userMetadata")
+
+
+def recent_commits(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:
+    """A Delta table's newest ``limit`` commits, newest first, each with ``COMMIT_FIELDS``:
+    read from the commits' own files in the log where the driver can (see
+    ``latest_snapshot``; 0.01-0.02 s for three commits, where DESCRIBE HISTORY runs a Spark
+    job: 0.27-0.36 s), else DESCRIBE HISTORY's rows, also when a commit file cannot be read
+    (Delta's log cleanup deleted it): then DESCRIBE HISTORY lists the commits it still has."""
+    snapshot = latest_snapshot(spark, name)
+    found = None if snapshot is None else _commits_in_log(spark, snapshot, limit)
+    if found is not None:
+        return found
+    rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
+    return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
+
+
+def _commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]] | None:
+    """The newest ``limit`` commits up to ``snapshot``, each read by Delta from its commit file
+    (DeltaHistoryManager.getCommitInfoOpt, as DESCRIBE HISTORY does); None if one cannot be."""
+    delta = spark._jvm.org.apache.spark.sql.delta
+    log = snapshot.deltaLog()
+    files = delta.util.DeltaCommitFileProvider.apply(snapshot)
+    store, conf, mapper = log.store(), log.newDeltaHadoopConf(), delta.util.JsonUtils.mapper()
+    latest = int(snapshot.version())
+    found = []
+    try:
+        for version in range(latest, max(latest - limit, -1), -1):
+            info = delta.DeltaHistoryManager.getCommitInfoOpt(store, files.deltaFile(version), conf)
+            commit = json.loads(mapper.writeValueAsString(info.get())) if info.isDefined() else {}
+            found.append({field: commit.get(field) for field in COMMIT_FIELDS[1:]})
+            found[-1]["version"] = version
+    except (Py4JError, PySparkException):
+        return None
+    return found
 
 
 def latest_snapshot(spark: Any, name: str) -> Any | None:
@@ -95,7 +129,7 @@ def table_version(spark: Any, name: str) -> int:
     snapshot = latest_snapshot(spark, name)
     if snapshot is not None:
         return int(snapshot.version())
-    return int(latest_commit(spark, name)["version"])
+    return int(recent_commits(spark, name, 1)[0]["version"])
 
 
 def table_detail(spark: Any, name: str) -> Any:

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.commits import recent_commits
 from dbt.adapters.spark_refreshable.engine.merge import cycle_tag
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
@@ -123,7 +124,7 @@ class LoadedCycle:
 
     @classmethod
     def from_changes_commit(cls, commit: Any, refresh_id: str) -> LoadedCycle | None:
-        """The cycle ``refresh_id`` as the change set's commit (a DESCRIBE HISTORY row)
+        """The cycle ``refresh_id`` as the change set's commit (``commits.recent_commits``)
         planned it; None when that commit is not this cycle's plan."""
         prefix = f"{cycle_tag(refresh_id)}{PLAN_TAG}"
         tag = commit["userMetadata"] or ""
@@ -142,10 +143,10 @@ class LoadedCycle:
 
 def committed_cycle(spark: Any, tables: ModelTables, refresh_id: str) -> LoadedCycle | None:
     """The cycle ``refresh_id`` as the change set's commit carries it: the latest commit
-    (one DESCRIBE HISTORY row), else one of the ``PLAN_SEARCH`` before it, since a run that
+    (one commit read), else one of the ``PLAN_SEARCH`` before it, since a run that
     lost its lease may have rewritten the change set after it. None: no such commit."""
     for limit in (1, PLAN_SEARCH):
-        for commit in spark.sql(f"DESCRIBE HISTORY {tables.changes} LIMIT {limit}").collect():
+        for commit in recent_commits(spark, tables.changes, limit):
             found = LoadedCycle.from_changes_commit(commit, refresh_id)
             if found is not None:
                 return found

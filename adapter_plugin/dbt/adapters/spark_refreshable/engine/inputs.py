@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.commits import table_id, table_version
+from dbt.adapters.spark_refreshable.engine.commits import recent_commits, table_id, table_version
 from dbt.adapters.spark_refreshable.engine.tables import (
     table_exists,
 )
@@ -107,7 +107,7 @@ class VerifiedMain:
             return f"{main}'s columns changed"
         latest = table_version(spark, main) if latest is None else latest
         if latest > self.version:
-            commits = spark.sql(f"DESCRIBE HISTORY {main} LIMIT {latest - self.version}").collect()
+            commits = recent_commits(spark, main, latest - self.version)
             commits = [c for c in commits if c["version"] > self.version]
             if len(commits) < latest - self.version:  # Delta's log cleanup deleted some
                 return f"{main}'s history since the last cycle is no longer complete"

@@ -7,15 +7,22 @@ recorded, and of two racing appends commits one and fails the other with a concu
 transaction error, so two processes can never both win. An append costs about half the
 ``UPDATE`` it replaces (``bench/results/history/2026-11-25-state-log.md``); once the log
 holds ``COMPACT_AT_ROWS`` rows, a change deletes the rows below its own.
+
+Each append's commit also carries the row it appends (its ``userMetadata``, after the
+append's token), so a read takes the state from the newest commit in the table's log without
+a Spark job (0.03 s against 0.8-1.0 s for a scan of the table just after a commit); when the
+newest commit is not such an append (a compaction, a new table, any other write), the read
+scans the table.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.commits import (
@@ -24,6 +31,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     TXN_VERSION_OPTION,
     USER_METADATA_OPTION,
     is_commit_conflict,
+    recent_commits,
 )
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.owners import (
@@ -46,6 +54,9 @@ from dbt.adapters.spark_refreshable.engine.state import (
 LEASE_APP_ID = "dbt-refreshable-lease"
 # Rows the log may hold before a change deletes the rows below its own.
 COMPACT_AT_ROWS = 12
+# What a state append's commit carries: this prefix and a token, a space, then a JSON record
+# of the row it appended ("state") and the rows the table then holds ("rows").
+APPEND_TAG = "dbt-refreshable-state:"
 # How far back in a state table's history a writer looks for its own commit: state commits
 # are serialized by the lease, so a few at most land between an append and that look.
 RECENT_COMMITS = 10
@@ -75,6 +86,26 @@ class Lease:
 
     # -- reading ---------------------------------------------------------------------
     def read(self) -> State:
+        found = self._read_newest_commit()
+        if found is None:
+            found = self._read_table()
+        with self._lock:
+            self.state, self._log_rows = found
+            return self.state
+
+    def _read_newest_commit(self) -> tuple[State, int] | None:
+        """The state and row count the newest commit carries, if it is a state append."""
+        newest = recent_commits(self.spark, self.table, 1)
+        tag = (newest[0]["userMetadata"] if newest else None) or ""
+        if not tag.startswith(APPEND_TAG) or " " not in tag:
+            return None
+        try:
+            record = json.loads(tag.split(" ", 1)[1])
+            return State(**{name: record["state"][name] for name in STATE_COLUMNS}), record["rows"]
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _read_table(self) -> tuple[State, int]:
         rows = [row.asDict() for row in self.spark.table(self.table).collect()]
         newest = max((row["lease_version"] for row in rows), default=None)
         current = [row for row in rows if row["lease_version"] == newest]
@@ -84,10 +115,7 @@ class Lease:
                 f"({newest}) and holds {len(current)}. Repair with `dbt run --full-refresh` "
                 f"on the model."
             )
-        with self._lock:
-            self._log_rows = len(rows)
-            self.state = State(**{name: current[0].get(name) for name in STATE_COLUMNS})
-            return self.state
+        return State(**{name: current[0].get(name) for name in STATE_COLUMNS}), len(rows)
 
     def fence(self) -> int:
         """A fencing token for one write to main (Delta's ``txnVersion``), above every token
@@ -131,19 +159,20 @@ class Lease:
     def _append(self, new: State) -> bool:
         """Append ``new`` as the state's next row; whether this append committed (Delta
         skips it silently when another writer recorded its lease version first)."""
-        token = f"dbt-refreshable-state:{uuid.uuid4().hex}"
+        token = f"{APPEND_TAG}{uuid.uuid4().hex}"
+        record = json.dumps({"state": asdict(new), "rows": self._log_rows + 1})
         writer = (
             self.spark.sql(state_row_select(new))
             .write.format("delta")
             .mode("append")
             .option(TXN_APP_ID_OPTION, LEASE_APP_ID)
             .option(TXN_VERSION_OPTION, str(new.lease_version))
-            .option(USER_METADATA_OPTION, token)
+            .option(USER_METADATA_OPTION, f"{token} {record}")
         )
         with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on a state commit
             writer.saveAsTable(self.table)
-        recent = self.spark.sql(f"DESCRIBE HISTORY {self.table} LIMIT {RECENT_COMMITS}")
-        return any(row[0] == token for row in recent.select("userMetadata").collect())
+        recent = recent_commits(self.spark, self.table, RECENT_COMMITS)
+        return any((c["userMetadata"] or "").split(" ", 1)[0] == token for c in recent)
 
     def _compact(self, newest: int) -> None:
         """Delete the rows below the newest; a conflict leaves them for a later change."""

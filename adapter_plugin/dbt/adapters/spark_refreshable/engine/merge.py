@@ -28,8 +28,8 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.commits import (
     is_commit_conflict,
-    latest_commit,
     latest_snapshot,
+    recent_commits,
     table_version,
 )
 from dbt.adapters.spark_refreshable.engine.diff import (
@@ -80,20 +80,25 @@ def schema_tag(refresh_id: str) -> str:
 
 @dataclass(frozen=True)
 class MainHistory:
-    """Main's commits after a version, newest first, as DESCRIBE HISTORY gives them."""
+    """Main's commits after a version, newest first (``commits.recent_commits`` or
+    DESCRIBE HISTORY's rows)."""
 
     latest: int
     commits: list[Any]
 
     @classmethod
     def since(cls, spark: Any, tables: ModelTables, version: int | None) -> MainHistory:
-        """Read in one DESCRIBE HISTORY while no more than ``HISTORY_WINDOW`` commits came
-        after ``version`` (None: all of them), the usual case; in two otherwise; in none when
-        main's log says ``version`` is still its latest."""
-        if version is not None:
-            snapshot = latest_snapshot(spark, tables.main)
-            if snapshot is not None and snapshot.version() == version:
+        """Read from main's log (``commits.recent_commits``) while no more than
+        ``HISTORY_WINDOW`` commits came after ``version`` (None: all of them), the usual case;
+        in two DESCRIBE HISTORY otherwise; nothing when ``version`` is still main's latest."""
+        snapshot = latest_snapshot(spark, tables.main) if version is not None else None
+        if snapshot is not None and version is not None:
+            latest = int(snapshot.version())
+            if latest == version:
                 return cls(version, [])
+            if latest - version <= HISTORY_WINDOW:
+                found = recent_commits(spark, tables.main, latest - version)
+                return cls(latest, [c for c in found if int(c["version"]) > version])
         query = f"DESCRIBE HISTORY {tables.main}"
         found = spark.sql(f"{query} LIMIT {HISTORY_WINDOW}").collect()
         after = -1 if version is None else version
@@ -248,7 +253,7 @@ def merge_chunk(
             current = None
             continue
         _add_counts(applied, counts)
-        latest = latest_commit(spark, cycle.tables.main)
+        latest = recent_commits(spark, cycle.tables.main, 1)[0]
         committed = int(latest["version"])
         if committed == version + 1:
             metrics = dict(latest["operationMetrics"] or {})
