@@ -1,7 +1,8 @@
 """A table's version, id, properties and commits as the engine reads them from Delta's log in
 the driver (``commits.latest_snapshot``, ``commits.recent_commits``) equal what DESCRIBE
-HISTORY, DESCRIBE DETAIL and SHOW TBLPROPERTIES say, whatever the table's case and history; where the log cannot tell (no such
-table, not Delta, files gone), the engine asks SQL and fails as SQL does."""
+HISTORY, DESCRIBE DETAIL and SHOW TBLPROPERTIES say, whatever the table's case and history;
+where the log cannot tell (no such table, not Delta, files gone), the engine asks SQL and
+fails as SQL does."""
 
 import shutil
 from pathlib import Path
