@@ -85,7 +85,7 @@ def test_commits_from_the_log_equal_describe_historys_and_its_own_after_a_cleanu
     name = f"{quote(schema)}.commits_{uuid4().hex[:6]}"
     spark.sql(f"CREATE TABLE {name} (k INT, v STRING) USING delta")
     for step in range(3):
-        spark.conf.set(USER_METADATA_CONF, f"tag {step} \"quoted\" 🙂")
+        spark.conf.set(USER_METADATA_CONF, f'tag {step} "quoted" 🙂')
         try:
             spark.sql(f"INSERT INTO {name} VALUES ({step}, 'x')")
         finally:
