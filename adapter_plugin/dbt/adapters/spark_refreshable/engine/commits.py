@@ -72,16 +72,17 @@ def recent_commits(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:
     job: 0.27-0.36 s), else DESCRIBE HISTORY's rows, also when a commit file cannot be read
     (Delta's log cleanup deleted it): then DESCRIBE HISTORY lists the commits it still has."""
     snapshot = latest_snapshot(spark, name)
-    found = None if snapshot is None else _commits_in_log(spark, snapshot, limit)
+    found = None if snapshot is None else commits_in_log(spark, snapshot, limit)
     if found is not None:
         return found
     rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
     return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
 
 
-def _commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]] | None:
-    """The newest ``limit`` commits up to ``snapshot``, each read by Delta from its commit file
-    (DeltaHistoryManager.getCommitInfoOpt, as DESCRIBE HISTORY does); None if one cannot be."""
+def commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]] | None:
+    """The newest ``limit`` commits up to ``snapshot`` (``latest_snapshot``'s), newest first,
+    each read by Delta from its commit file (DeltaHistoryManager.getCommitInfoOpt, as
+    DESCRIBE HISTORY does); None if one cannot be."""
     delta = spark._jvm.org.apache.spark.sql.delta
     log = snapshot.deltaLog()
     files = delta.util.DeltaCommitFileProvider.apply(snapshot)

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
+from pyspark.errors import AnalysisException
+
 from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     TXN_APP_ID_OPTION,
@@ -95,7 +97,10 @@ class Lease:
 
     def _read_newest_commit(self) -> tuple[State, int] | None:
         """The state and row count the newest commit carries, if it is a state append."""
-        newest = recent_commits(self.spark, self.table, 1)
+        try:
+            newest = recent_commits(self.spark, self.table, 1)
+        except AnalysisException:  # not a Delta table, or its files gone: the scan says which
+            return None
         tag = (newest[0]["userMetadata"] if newest else None) or ""
         if not tag.startswith(APPEND_TAG) or " " not in tag:
             return None

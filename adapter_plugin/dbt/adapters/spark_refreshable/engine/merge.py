@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.commits import (
+    commits_in_log,
     is_commit_conflict,
     latest_snapshot,
     recent_commits,
@@ -80,25 +81,28 @@ def schema_tag(refresh_id: str) -> str:
 
 @dataclass(frozen=True)
 class MainHistory:
-    """Main's commits after a version, newest first (``commits.recent_commits`` or
-    DESCRIBE HISTORY's rows)."""
+    """Main's commits after a version, newest first (``commits.commits_in_log`` or DESCRIBE
+    HISTORY's rows)."""
 
     latest: int
     commits: list[Any]
 
     @classmethod
     def since(cls, spark: Any, tables: ModelTables, version: int | None) -> MainHistory:
-        """Read from main's log (``commits.recent_commits``) while no more than
-        ``HISTORY_WINDOW`` commits came after ``version`` (None: all of them), the usual case;
-        in two DESCRIBE HISTORY otherwise; nothing when ``version`` is still main's latest."""
+        """Nothing when ``version`` is still main's latest; else, while no more than
+        ``HISTORY_WINDOW`` commits came after ``version`` (None: all of them), the usual
+        case, read from main's log (``commits.commits_in_log``) or where it cannot be, in one
+        DESCRIBE HISTORY; in two otherwise."""
         snapshot = latest_snapshot(spark, tables.main) if version is not None else None
         if snapshot is not None and version is not None:
             latest = int(snapshot.version())
             if latest == version:
                 return cls(version, [])
+            found = None
             if latest - version <= HISTORY_WINDOW:
-                found = recent_commits(spark, tables.main, latest - version)
-                return cls(latest, [c for c in found if int(c["version"]) > version])
+                found = commits_in_log(spark, snapshot, latest - version)
+            if found is not None:  # the commits up to that very snapshot
+                return cls(latest, found)
         query = f"DESCRIBE HISTORY {tables.main}"
         found = spark.sql(f"{query} LIMIT {HISTORY_WINDOW}").collect()
         after = -1 if version is None else version
