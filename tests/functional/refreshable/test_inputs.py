@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.commits import table_id, table_version
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
-from dbt.adapters.spark_refreshable.engine.inputs import Inputs, read_inputs
+from dbt.adapters.spark_refreshable.engine.inputs import (
+    Inputs,
+    VerifiedMain,
+    main_schema,
+    read_inputs,
+)
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
 from tests.support.faults import injected
 
@@ -268,3 +274,21 @@ def test_the_fingerprint_is_the_same_in_another_session(spark, sources):
     sessions = (spark.newSession(), spark.newSession())
     found = [read_inputs(s, s.sql(sources.sql), sources.sql, {}) for s in sessions]
     assert all(isinstance(f, Inputs) for f in found) and found[0] == found[1]
+
+
+def test_a_commit_landing_after_mains_version_was_read_does_not_hide_an_earlier_write(spark):
+    """Main's version read (``latest``), then a row-less commit lands before its history is:
+    the newest commits are then later ones, and the earlier write must still count."""
+    main = f"{SCHEMA}.raced_{next(_names)}"
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+    spark.sql(f"CREATE TABLE {main} (id INT) USING delta")
+    verified = VerifiedMain(
+        table_id(spark, main), main_schema(spark, main), table_version(spark, main)
+    )
+    spark.sql(f"INSERT INTO {main} VALUES (1)")  # a write since the verified version
+    read_then = table_version(spark, main)
+    spark.sql(f"ALTER TABLE {main} SET TBLPROPERTIES ('late' = 'true')")  # row-less, landed late
+    assert verified.why_changed(spark, main, latest=read_then) == (
+        f"{main} was written while this run checked it"
+    )
+    assert "was written since the last cycle" in verified.why_changed(spark, main)

@@ -108,6 +108,8 @@ class VerifiedMain:
         latest = table_version(spark, main) if latest is None else latest
         if latest > self.version:
             commits = recent_commits(spark, main, latest - self.version)
+            if any(c["version"] > latest for c in commits):  # the newest are not the ones due
+                return f"{main} was written while this run checked it"
             commits = [c for c in commits if c["version"] > self.version]
             if len(commits) < latest - self.version:  # Delta's log cleanup deleted some
                 return f"{main}'s history since the last cycle is no longer complete"
