@@ -73,8 +73,11 @@ def recent_commits(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:
     (Delta's log cleanup deleted it): then DESCRIBE HISTORY lists the commits it still has."""
     snapshot = latest_snapshot(spark, name)
     found = None if snapshot is None else commits_in_log(spark, snapshot, limit)
-    if found is not None:
-        return found
+    return found if found is not None else commits_in_history(spark, name, limit)
+
+
+def commits_in_history(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` commits as DESCRIBE HISTORY lists them, newest first."""
     rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
     return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
 
@@ -83,13 +86,13 @@ def commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]
     """The newest ``limit`` commits up to ``snapshot`` (``latest_snapshot``'s), newest first,
     each read by Delta from its commit file (DeltaHistoryManager.getCommitInfoOpt, as
     DESCRIBE HISTORY does); None if one cannot be."""
-    delta = spark._jvm.org.apache.spark.sql.delta
-    log = snapshot.deltaLog()
-    files = delta.util.DeltaCommitFileProvider.apply(snapshot)
-    store, conf, mapper = log.store(), log.newDeltaHadoopConf(), delta.util.JsonUtils.mapper()
-    latest = int(snapshot.version())
     found = []
     try:
+        delta = spark._jvm.org.apache.spark.sql.delta
+        log = snapshot.deltaLog()
+        files = delta.util.DeltaCommitFileProvider.apply(snapshot)
+        store, conf, mapper = log.store(), log.newDeltaHadoopConf(), delta.util.JsonUtils.mapper()
+        latest = int(snapshot.version())
         for version in range(latest, max(latest - limit, -1), -1):
             info = delta.DeltaHistoryManager.getCommitInfoOpt(store, files.deltaFile(version), conf)
             commit = json.loads(mapper.writeValueAsString(info.get())) if info.isDefined() else {}
@@ -130,7 +133,7 @@ def table_version(spark: Any, name: str) -> int:
     snapshot = latest_snapshot(spark, name)
     if snapshot is not None:
         return int(snapshot.version())
-    return int(recent_commits(spark, name, 1)[0]["version"])
+    return int(commits_in_history(spark, name, 1)[0]["version"])
 
 
 def table_detail(spark: Any, name: str) -> Any:

@@ -93,8 +93,7 @@ class MainHistory:
         ``HISTORY_WINDOW`` commits came after ``version`` (None: all of them), the usual
         case, read from main's log (``commits.commits_in_log``) or where it cannot be, in one
         DESCRIBE HISTORY; in two otherwise."""
-        snapshot = latest_snapshot(spark, tables.main) if version is not None else None
-        if snapshot is not None and version is not None:
+        if version is not None and (snapshot := latest_snapshot(spark, tables.main)) is not None:
             latest = int(snapshot.version())
             if latest == version:
                 return cls(version, [])
