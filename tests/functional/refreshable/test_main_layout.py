@@ -1,7 +1,8 @@
 """Main's layout and properties from the configs dbt-spark and dbt-databricks users write:
 `partition_by`, liquid clustering (`liquid_clustered_by` / `cluster_by`), `tblproperties` and
 `location_root` are on main after the first refresh, after a second one, and after a
-crashed cycle's resume; a layout main cannot have is refused before anything is written."""
+crashed cycle's resume; a layout main cannot have is refused before anything is written;
+Spark's planner sizes main as it is, not as it was created."""
 
 from __future__ import annotations
 
@@ -74,6 +75,47 @@ def test_tblproperties_are_set_changed_and_kept(spark):
     assert model.version() == version
     crash_then_resume(model, DAY3)
     assert properties(model)["team"] == "finance" and model.main() == sorted(DAY3)
+
+
+def catalog(spark: Any) -> Any:
+    return spark._jsparkSession.sessionState().catalog()
+
+
+def catalog_entry(spark: Any, name: str) -> Any:
+    """The session catalog's identifier of table ``name`` and its metadata."""
+    table = spark._jsparkSession.sessionState().sqlParser().parseTableIdentifier(name)
+    return table, catalog(spark).getTableMetadata(table)
+
+
+def planned_bytes(model: EngineModel, by_path: bool = False) -> int:
+    """Main's size as Spark's planner takes it (what decides whether a join broadcasts it);
+    ``by_path``: read by its location, as Delta alone sizes it, with no catalog entry."""
+    spark = model.spark
+    if by_path:
+        frame = spark.read.format("delta").load(detail(model)["location"])
+    else:
+        frame = spark.table(model.tables.main)
+    return int(str(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+
+
+def test_main_is_planned_at_its_size_also_when_an_older_version_created_it(spark):
+    """Spark stores a CREATE TABLE AS SELECT's size in the catalog and never updates it: a
+    main created so (as up to 0.2.0, from an empty select) was planned at a few hundred
+    bytes however large it grew, and every MERGE broadcast it whole."""
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh(DAY1)
+    assert catalog_entry(spark, model.tables.main)[1].stats().isEmpty(), "none at creation"
+    assert planned_bytes(model) == planned_bytes(model, by_path=True) > 0
+    # as such a main was: the size of an empty table, frozen in the catalog
+    frozen = f"{model.tables.schema}.{model.tables.identifier}_frozen_size"
+    spark.sql(f"CREATE TABLE {frozen} USING delta AS SELECT 1 AS id WHERE false")
+    table, _ = catalog_entry(spark, model.tables.main)
+    catalog(spark).alterTableStats(table, catalog_entry(spark, frozen)[1].stats())
+    assert planned_bytes(model) < planned_bytes(model, by_path=True), "the frozen size"
+    model.refresh(DAY2)
+    # no size below main's: the catalog's, if the metastore keeps one, is its folder's files
+    assert planned_bytes(model) >= planned_bytes(model, by_path=True)
+    assert model.main() == sorted(DAY2)
 
 
 @pytest.mark.parametrize(

@@ -76,9 +76,10 @@ def recent_commits(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:
     return found if found is not None else commits_in_history(spark, name, limit)
 
 
-def commits_in_history(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:
-    """The newest ``limit`` commits as DESCRIBE HISTORY lists them, newest first."""
-    rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
+def commits_in_history(spark: Any, name: str, limit: int | None) -> list[dict[str, Any]]:
+    """The newest ``limit`` commits (None: all) as DESCRIBE HISTORY lists them, newest first."""
+    bound = "" if limit is None else f" LIMIT {limit}"
+    rows = spark.sql(f"DESCRIBE HISTORY {name}{bound}").collect()
     return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
 
 

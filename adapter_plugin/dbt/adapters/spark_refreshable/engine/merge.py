@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.commits import (
+    commits_in_history,
     commits_in_log,
     is_commit_conflict,
     latest_snapshot,
@@ -102,11 +103,10 @@ class MainHistory:
                 found = commits_in_log(spark, snapshot, latest - version)
             if found is not None:  # the commits up to that very snapshot
                 return cls(latest, found)
-        query = f"DESCRIBE HISTORY {tables.main}"
-        found = spark.sql(f"{query} LIMIT {HISTORY_WINDOW}").collect()
+        found = commits_in_history(spark, tables.main, HISTORY_WINDOW)
         after = -1 if version is None else version
         if len(found) == HISTORY_WINDOW and int(found[-1]["version"]) > after + 1:
-            found = spark.sql(query).collect()
+            found = commits_in_history(spark, tables.main, None)
         return cls(int(found[0]["version"]), [c for c in found if int(c["version"]) > after])
 
     def only_cycle(self, refresh_id: str) -> bool:

@@ -95,6 +95,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     drop_bookkeeping,
     ensure_bookkeeping_schema,
     ensure_state_table,
+    forget_catalog_size,
     layout_columns,
     layout_drift,
     main_detail,
@@ -665,6 +666,8 @@ class RefreshRun:
         if any(counts.values()):  # the cycle's chunks added files to main
             # main's files are known while it holds nothing but this cycle's commits
             self._compact_main(self._main_files if current is not None else None)
+            # a size the catalog keeps for main (see there) renewed with the cycle's files
+            forget_catalog_size(self.spark, self.tables.main)
 
     def _cycle_of(self, loaded: LoadedCycle) -> Cycle:
         """What every chunk of ``loaded`` merges with, as its plan says."""

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import (
     ArrayType,
@@ -42,7 +43,6 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
-    column_list,
     ident,
     literal,
     schema_from_json,
@@ -542,12 +542,35 @@ def create_or_evolve_main(
     # cycle diffs against main as the catalog has it, so none of it is lost that way.
     create = "CREATE OR REPLACE TABLE" if location else "CREATE TABLE IF NOT EXISTS"
     at = f"LOCATION {literal(location)} " if location else ""
+    # Columns declared, not selected: see ``forget_catalog_size``.
+    declared = ", ".join(f"{ident(f.name)} {type_sql(f.dataType)}" for f in plan.schema.fields)
     with tagged():
         spark.sql(
-            f"{create} {tables.main} USING delta {layout}{at}"
-            f"TBLPROPERTIES ({properties_sql(properties)}) "
-            f"AS SELECT {column_list(plan.columns)} FROM {tables.staging} WHERE false"
+            f"{create} {tables.main} ({declared}) USING delta {layout}{at}"
+            f"TBLPROPERTIES ({properties_sql(properties)})"
         )
+
+
+def forget_catalog_size(spark: Any, name: str) -> None:
+    """Drop the size the catalog holds for table ``name``, if any, so that the planner takes
+    its size from Delta's latest snapshot. Spark stores a ``CREATE TABLE ... AS SELECT``'s
+    size in the catalog and no write ever updates it: a main created so (as up to 0.2.0,
+    from an empty select) is planned as a table of a few kilobytes however large it grows,
+    and every join with it, each ``MERGE`` too, broadcasts it whole (1.4 GB at TPC-H SF 1;
+    beyond the driver's memory at some size). A Hive metastore then gives the table its
+    folder's size instead (all files, those of old versions too), which a cycle renews
+    before its merge and after it. Through the JVM's catalog, so not on Spark Connect, where such a main
+    keeps its frozen size until ``--full-refresh``."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        return
+    state = session.sessionState()
+    try:
+        table = state.sqlParser().parseTableIdentifier(name)
+        if state.catalog().getTableMetadata(table).stats().isDefined():
+            state.catalog().alterTableStats(table, spark._jvm.scala.Option.apply(None))
+    except Py4JError:  # a catalog that keeps no such size: nothing to forget
+        return
 
 
 def _evolve_main(
@@ -561,6 +584,7 @@ def _evolve_main(
 ) -> None:
     """Bring an existing main to the plan's columns, the model's properties and its
     contract's constraints (stale ones dropped), altering only what differs."""
+    forget_catalog_size(spark, tables.main)
     current = {name.lower() for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
     held = table_properties(spark, tables.main)
