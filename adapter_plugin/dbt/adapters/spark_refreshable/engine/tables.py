@@ -559,8 +559,8 @@ def forget_catalog_size(spark: Any, name: str) -> None:
     and every join with it, each ``MERGE`` too, broadcasts it whole (1.4 GB at TPC-H SF 1;
     beyond the driver's memory at some size). A Hive metastore then gives the table its
     folder's size instead (all files, those of old versions too), which a cycle renews
-    before its merge and after it. Through the JVM's catalog, so not on Spark Connect, where such a main
-    keeps its frozen size until ``--full-refresh``."""
+    before its merge and after it. Through the JVM's catalog, so not on Spark Connect,
+    where such a main keeps its frozen size until ``--full-refresh``."""
     session = getattr(spark, "_jsparkSession", None)
     if session is None:
         return
