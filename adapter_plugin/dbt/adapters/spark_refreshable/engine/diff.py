@@ -1,6 +1,6 @@
 """The change set: the snapshot's difference from main, computed once per cycle.
 
-One narrow pass. Staging's keys, vnode and stored row hash, grouped by key (which finds
+One narrow pass. Staging's keys, vnode and stored row hash, counted per key (which finds
 duplicate keys on the way), are full-outer-joined with main's keys and row hashes as of
 one pinned version: a key only in staging is an insert, only in main a delete, in both
 with another hash an update. Only the changed rows are then read back from staging with
@@ -62,6 +62,7 @@ EXAMPLES = 5
 # the diff's own columns beside the keys, named so that no key column can take their names
 COPIES = f"{RESERVED_PREFIX}copies"  # rows with the key on one side
 PRESENT = f"{RESERVED_PREFIX}present"  # TRUE where the side has the key
+FIRST = f"{RESERVED_PREFIX}first"  # a row's place among the rows with its key (1: kept)
 HASH = ident(HASH_COLUMN)
 # the summary rows' own columns (NULL on the diff's rows)
 ROWS = f"{RESERVED_PREFIX}rows"
@@ -164,7 +165,8 @@ def diff_sql(
     main's keys and hashes without reading main (see :class:`MainIndex`). ``summarized``:
     with the summary rows of :func:`_with_summaries` (the cycle's diff)."""
     keys = plan.keys
-    staged = _per_key(as_of(tables.staging, staging_version), keys, vnode_range)
+    staging = as_of(tables.staging, staging_version)
+    staged = _per_key(staging, keys, vnode_range)
     index_rows = None if index is None else index.sql(tables, keys, vnode_range)
     if main_version is None:
         compared = (
@@ -178,22 +180,21 @@ def diff_sql(
             vnode_range,
         )
         compared = _compared_sql(staged, main, keys)
-    return _with_summaries(compared, staged, keys, index_rows) if summarized else compared
+    return _with_summaries(compared, staging, keys, index_rows) if summarized else compared
 
 
-def _with_summaries(compared: str, staged: str, keys: tuple[str, ...], index: str | None) -> str:
+def _with_summaries(compared: str, staging: str, keys: tuple[str, ...], index: str | None) -> str:
     """The diff's rows, then per vnode staging's rows, checksum and rows with a NULL key
     (op ``STAGING_SUMMARY``), and the index's rows and checksum (op ``INDEX_SUMMARY``):
-    summed from the reads the diff makes, in its job (Spark reuses the grouped read of
-    staging). Staging's checksum sums one hash per key, which is its rows' when no key is
-    duplicate or NULL, and such a snapshot is refused."""
+    summed in the diff's job, staging's from its rows as read (a narrow scan, cheaper than
+    summing the per-key rows after their sort)."""
     vnode, no_keys = ident(VNODE_COLUMN), ", ".join(f"NULL AS {ident(k)}" for k in keys)
     null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
     summed = [
         f"SELECT *, NULL AS {ROWS}, NULL AS {CHECKSUM}, NULL AS {NULL_KEYS} FROM ({compared})",
-        f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, sum({COPIES}), "
-        f"{checksum_expression(HASH_COLUMN)}, sum(CASE WHEN {null_key} THEN {COPIES} ELSE 0 END) "
-        f"FROM ({staged}) GROUP BY {vnode}",
+        f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, count(*), "
+        f"{checksum_expression(HASH_COLUMN)}, count_if({null_key}) "
+        f"FROM {staging} GROUP BY {vnode}",
     ]
     if index is not None:
         summed.append(
@@ -230,12 +231,20 @@ def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
 
 
 def _per_key(source: str, keys: tuple[str, ...], vnode_range: str | None) -> str:
-    """One row per key of ``source`` (in ``vnode_range``): the vnode and hash of its first
-    row, and how many rows have the key."""
+    """One row per key of ``source`` (in ``vnode_range``): the vnode and hash of its row
+    with the lowest hash, and how many rows have the key. A window over the key rather than
+    a GROUP BY: the join that follows needs its sides hashed and sorted by the key anyway,
+    which the window's own exchange and sort provide, where an aggregation built two hash
+    maps of every key before them (SF 1: the cycle's diff job 6.3-7.1 s against 8.7-10.6 s,
+    ``bench/results/history/2026-11-30-diff-by-window.md``)."""
+    window = f"PARTITION BY {column_list(keys)} ORDER BY {HASH}"
+    narrow = f"{column_list(keys)}, {ident(VNODE_COLUMN)}, {HASH}"
     return (
-        f"SELECT {column_list(keys)}, first({ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)}, "
-        f"first({HASH}) AS {HASH}, count(*) AS {COPIES}, TRUE AS {PRESENT} "
-        f"FROM {source} {_in_vnodes(vnode_range)} GROUP BY {column_list(keys)}"
+        f"SELECT {narrow}, {COPIES}, TRUE AS {PRESENT} "
+        f"FROM (SELECT {narrow}, count(*) OVER ({window} "
+        f"ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS {COPIES}, "
+        f"row_number() OVER ({window}) AS {FIRST} "
+        f"FROM {source} {_in_vnodes(vnode_range)}) WHERE {FIRST} = 1"
     )
 
 
@@ -250,7 +259,7 @@ def changed_rows_sql(
     from staging (pinned at ``staging_version``), as (op, vnode, columns); deletes carry
     only their keys. Staging meets the inserted and updated keys in an inner join, which
     broadcasts them when they are few: staging is streamed once, not shuffled. Keys too come
-    from staging: the diff's are grouped, which spells -0.0 as 0.0."""
+    from staging: the diff's went through the window over the key, which spells -0.0 as 0.0."""
     on = " AND ".join(f"{qualified('d', k)} = {qualified('s', k)}" for k in plan.keys)
     content = column_list(plan.columns, "s")
     keys_only = ", ".join(
