@@ -104,6 +104,16 @@ def commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]
     return found
 
 
+def jvm_table(spark: Any, name: str) -> tuple[Any, Any] | None:
+    """The session's JVM side and table ``name`` parsed as its catalog's identifier; None
+    where the session has no JVM of its own (Spark Connect). Raises what the JVM raises
+    for a name it cannot parse."""
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        return None
+    return session, session.sessionState().sqlParser().parseTableIdentifier(name)
+
+
 def latest_snapshot(spark: Any, name: str) -> Any | None:
     """Delta's snapshot of a table's latest version, as the driver reads it from the table's
     log: no Spark job, where DESCRIBE HISTORY runs one to read commits (0.15-0.5 s against
@@ -111,11 +121,11 @@ def latest_snapshot(spark: Any, name: str) -> Any | None:
     None where the session has no JVM of its own (Spark Connect), where Delta's log API is
     not the one this reads, or where the name has no Delta log (missing, not Delta, files
     gone): the caller then asks SQL, which also says what is wrong."""
-    session = getattr(spark, "_jsparkSession", None)
-    if session is None:
-        return None
     try:
-        identifier = session.sessionState().sqlParser().parseTableIdentifier(name)
+        found = jvm_table(spark, name)
+        if found is None:
+            return None
+        session, identifier = found
         log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(session, identifier)
         nothing = spark._jvm.scala.Option.empty()
         snapshot = log.update(False, nothing, nothing)  # not stale: lists the log

@@ -29,6 +29,7 @@ from pyspark.sql.types import (
 )
 
 from dbt.adapters.spark_refreshable.engine.commits import (
+    jvm_table,
     latest_snapshot,
     snapshot_properties,
     table_detail,
@@ -561,14 +562,14 @@ def forget_catalog_size(spark: Any, name: str) -> None:
     folder's size instead (all files, those of old versions too), which a cycle renews
     before its merge and after it. Through the JVM's catalog, so not on Spark Connect,
     where such a main keeps its frozen size until ``--full-refresh``."""
-    session = getattr(spark, "_jsparkSession", None)
-    if session is None:
-        return
-    state = session.sessionState()
     try:
-        table = state.sqlParser().parseTableIdentifier(name)
-        if state.catalog().getTableMetadata(table).stats().isDefined():
-            state.catalog().alterTableStats(table, spark._jvm.scala.Option.apply(None))
+        found = jvm_table(spark, name)
+        if found is None:
+            return
+        session, table = found
+        catalog = session.sessionState().catalog()
+        if catalog.getTableMetadata(table).stats().isDefined():
+            catalog.alterTableStats(table, spark._jvm.scala.Option.apply(None))
     except (Py4JError, PySparkException):  # PySpark raises the JVM's errors as its own
         return  # a size the catalog cannot drop: only the planner's estimate is at stake
 
