@@ -8,8 +8,8 @@ their content and written to the changes table, ordered by vnode so that a merge
 reads its own slice of a small table. Unchanged rows never leave staging.
 
 The same job summarizes staging (rows, checksum and rows with a NULL key, per vnode) from
-the diff's own read of it, and, with an index, the index's rows and checksum: neither takes
-a pass of its own.
+a narrow scan of it, and, with an index, the index's rows and checksum: neither takes a job
+of its own.
 
 Main's side of the diff need not read main: while main still equals the last completed
 snapshot row for row, that snapshot's keys, vnodes and row hashes are in staging as the
