@@ -1,7 +1,8 @@
 """The diff reads main's keys and row hashes from the last completed snapshot in staging
 (``diff.MainIndex``) only while main still holds exactly that snapshot. Generated sequences
 of snapshots, with something done to main or staging between two refreshes: after each one
-main equals the snapshot, and the diff read all of main exactly when it had to."""
+main equals the snapshot, and the diff read all of main exactly when it had to. A snapshot
+that is the last one again is not diffed at all; generated ones of its size are."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import random
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
 from tests.functional.refreshable.engine_harness import EngineModel
 
 SEED = 20261123
@@ -99,3 +101,62 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
         context = f"seed {SEED}, after '{what}'"
         assert model.main() == sorted(snapshot.values()), context
         assert result.diff_read_main is DISTURBANCES[what][0], context
+
+
+def alike_in_size(rng: random.Random, current: dict[int, tuple]) -> dict[int, tuple]:
+    """``current`` changed without changing its row count: values moved between keys, a
+    zero's sign flipped, a key renamed, or a row replaced by a copy of another (a duplicate
+    key). The rows the index must not take for the last snapshot again."""
+    rows = list(current.values())
+    a, b = rng.sample(range(len(rows)), 2)
+    (ka, va, da), (kb, vb, db) = rows[a], rows[b]
+    mutation = rng.choice(["values swapped", "zero's sign", "key renamed", "duplicate"])
+    if mutation == "values swapped":
+        rows[a], rows[b] = (ka, vb, db), (kb, va, da)
+    elif mutation == "zero's sign":
+        rows[a] = (ka, va, -0.0 if str(da) == "0.0" else 0.0)
+    elif mutation == "key renamed":
+        rows[a] = (IDS + rng.randrange(100), va, da)
+    else:
+        rows[a] = rows[b]
+    changed = {i: row for i, row in enumerate(rows)}
+    if sorted(map(repr, changed.values())) == sorted(map(repr, rows_of(current))):
+        return alike_in_size(rng, current)  # the swap met two equal rows
+    return changed
+
+
+def rows_of(snapshot: dict[int, tuple]) -> list[tuple]:
+    return list(snapshot.values())
+
+
+def exactly(rows: list[tuple]) -> list[str]:
+    """Rows as text: -0.0 and 0.0 differ (Python's tuples compare them equal)."""
+    return sorted(map(repr, rows))
+
+
+def test_only_the_last_snapshot_again_is_not_diffed(spark):
+    """A snapshot with the last one's rows and checksum is not diffed (main holds it); any
+    other of the same size is, and main then equals it, also one with a zero's sign flipped;
+    a main changed by another writer is diffed against the same snapshot again."""
+    rng = random.Random(SEED + 1)
+    model = EngineModel(spark, DDL, unique_key="id")
+    snapshot = {k: (k, rng.choice(["a", "b", None]), rng.choice([0.0, 1.5])) for k in range(12)}
+    model.refresh(rows_of(snapshot))
+    shuffled = rng.sample(rows_of(snapshot), len(snapshot))
+    again = model.refresh(shuffled)
+    assert again.diff_skipped and again.rows_affected == 0, again.message
+    for _ in range(3):
+        alike = alike_in_size(rng, snapshot)
+        keys = [row[0] for row in rows_of(alike)]
+        if len(set(keys)) < len(keys):
+            with pytest.raises(SnapshotRejectedError, match="duplicate unique_key"):
+                model.refresh(rows_of(alike))
+            continue
+        result = model.refresh(rows_of(alike))
+        assert not result.diff_skipped and result.rows_affected > 0, (alike, result.message)
+        assert exactly(model.main()) == exactly(rows_of(alike))
+        snapshot = alike
+    spark.sql(f"UPDATE {model.tables.main} SET v = 'outside' WHERE id = {rows_of(snapshot)[0][0]}")
+    corrected = model.refresh(rows_of(snapshot))
+    assert not corrected.diff_skipped and corrected.diff_read_main, corrected.message
+    assert exactly(model.main()) == exactly(rows_of(snapshot))

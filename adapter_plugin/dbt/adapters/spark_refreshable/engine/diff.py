@@ -8,8 +8,9 @@ their content and written to the changes table, ordered by vnode so that a merge
 reads its own slice of a small table. Unchanged rows never leave staging.
 
 The same job summarizes staging (rows, checksum and rows with a NULL key, per vnode) from
-a narrow scan of it, and, with an index, the index's rows and checksum: neither takes a job
-of its own.
+a narrow scan of it, and, with an index, the index's rows and checksum. With an index,
+staging is summed first in a job of its own instead: a snapshot with the last one's rows
+and checksum again is unchanged, and the diff does not run (a no-change cycle is a load).
 
 Main's side of the diff need not read main: while main still equals the last completed
 snapshot row for row, that snapshot's keys, vnodes and row hashes are in staging as the
@@ -117,6 +118,17 @@ class MainIndex:
             return f"staging's version {self.staging_version} is not the last snapshot"
         return None
 
+    def is_snapshot_of(self, staged: StagedSnapshot) -> bool:
+        """Whether the snapshot just staged, summed as ``staged``, is this one again: the
+        same rows, content checksum and no NULL key. Main holds this snapshot, so the diff
+        would find nothing; it need not run (a multiset of the same 64-bit row hashes, the
+        trust the diff itself puts in them, and the index's own proof)."""
+        return (
+            staged.null_keys == 0
+            and staged.rows == self.rows
+            and int(staged.checksum) == int(self.checksum)
+        )
+
 
 def main_hashes_sql(
     tables: ModelTables,
@@ -156,6 +168,7 @@ def diff_sql(
     staging_version: int | None = None,
     index: MainIndex | None = None,
     summarized: bool = False,
+    staging_summed: bool = True,
 ) -> str:
     """(op, vnode, keys, copies) of every changed or duplicate key: the one change
     criterion of the engine (staging's stored row hash against main's, computed alike),
@@ -163,7 +176,8 @@ def diff_sql(
     main moved). ``main_version`` None: there is no main, every key is an insert.
     ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
     main's keys and hashes without reading main (see :class:`MainIndex`). ``summarized``:
-    with the summary rows of :func:`_with_summaries` (the cycle's diff)."""
+    with the summary rows of :func:`_with_summaries` (the cycle's diff), staging's among
+    them unless ``staging_summed`` is false (summed before, by :func:`summarize_staging`)."""
     keys = plan.keys
     staging = as_of(tables.staging, staging_version)
     staged = _per_key(staging, keys, vnode_range)
@@ -180,28 +194,59 @@ def diff_sql(
             vnode_range,
         )
         compared = _compared_sql(staged, main, keys)
-    return _with_summaries(compared, staging, keys, index_rows) if summarized else compared
+    if not summarized:
+        return compared
+    return _with_summaries(compared, staging if staging_summed else None, keys, index_rows)
 
 
-def _with_summaries(compared: str, staging: str, keys: tuple[str, ...], index: str | None) -> str:
+def _with_summaries(
+    compared: str, staging: str | None, keys: tuple[str, ...], index: str | None
+) -> str:
     """The diff's rows, then per vnode staging's rows, checksum and rows with a NULL key
-    (op ``STAGING_SUMMARY``), and the index's rows and checksum (op ``INDEX_SUMMARY``):
-    summed in the diff's job, staging's from its rows as read (a narrow scan, cheaper than
-    summing the per-key rows after their sort)."""
+    (op ``STAGING_SUMMARY``; none when ``staging`` is None), and the index's rows and
+    checksum (op ``INDEX_SUMMARY``): summed in the diff's job, staging's from its rows as
+    read (a narrow scan, cheaper than summing the per-key rows after their sort)."""
     vnode, no_keys = ident(VNODE_COLUMN), ", ".join(f"NULL AS {ident(k)}" for k in keys)
-    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
     summed = [
-        f"SELECT *, NULL AS {ROWS}, NULL AS {CHECKSUM}, NULL AS {NULL_KEYS} FROM ({compared})",
-        f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, count(*), "
-        f"{checksum_expression(HASH_COLUMN)}, count_if({null_key}) "
-        f"FROM {staging} GROUP BY {vnode}",
+        f"SELECT *, NULL AS {ROWS}, NULL AS {CHECKSUM}, NULL AS {NULL_KEYS} FROM ({compared})"
     ]
+    if staging is not None:
+        summed.append(
+            f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, {ROWS}, {CHECKSUM}, "
+            f"{NULL_KEYS} FROM ({_staging_summary_sql(staging, keys)})"
+        )
     if index is not None:
         summed.append(
             f"SELECT '{INDEX_SUMMARY}', NULL, {no_keys}, NULL, count(*), "
             f"{checksum_expression(HASH_COLUMN)}, 0 FROM ({index})"
         )
     return " UNION ALL ".join(summed)
+
+
+def _staging_summary_sql(staging: str, keys: tuple[str, ...]) -> str:
+    """Per vnode of ``staging``: its rows, content checksum and rows with a NULL key."""
+    vnode = ident(VNODE_COLUMN)
+    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+    return (
+        f"SELECT {vnode}, count(*) AS {ROWS}, {checksum_expression(HASH_COLUMN)} AS {CHECKSUM}, "
+        f"count_if({null_key}) AS {NULL_KEYS} FROM {staging} GROUP BY {vnode}"
+    )
+
+
+def summarize_staging(spark: Any, tables: ModelTables, keys: tuple[str, ...]) -> StagedSnapshot:
+    """Staging as it is, summed in a job of its own (a narrow scan)."""
+    rows = spark.sql(_staging_summary_sql(tables.staging, keys)).collect()
+    return _staged_snapshot({int(r[0]): (int(r[1]), r[2] or 0, int(r[3])) for r in rows})
+
+
+def _staged_snapshot(per_vnode: dict[int, tuple[int, Any, int]]) -> StagedSnapshot:
+    """Staging's summary from its per-vnode (rows, checksum, rows with a NULL key)."""
+    return StagedSnapshot(
+        rows=sum(n for n, _, _ in per_vnode.values()),
+        checksum=str(int(sum(c for _, c, _ in per_vnode.values()))),
+        vnode_rows={vnode: n for vnode, (n, _, _) in per_vnode.items()},
+        null_keys=sum(k for _, _, k in per_vnode.values()),
+    )
 
 
 def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
@@ -283,10 +328,14 @@ class ChangeSet:
     spark: Any
     tables: ModelTables
     plan: SchemaPlan
-    diff: Any  # the persisted DataFrame of diff_sql
+    diff: Any  # the persisted DataFrame of diff_sql; None when the snapshot was not diffed
     counts: ChangeCounts
     staged: StagedSnapshot  # staging, summed by the diff's job
     index_refused: str | None  # why the index offered was not used (main was read), if so
+
+    @property
+    def diffed(self) -> bool:
+        return self.diff is not None
 
     def write(self, files: int) -> None:
         """Write the changed rows, with staging's content (keys only for deletes), to the
@@ -324,10 +373,18 @@ def change_set(
     index: MainIndex | None = None,
 ) -> Iterator[ChangeSet]:
     """Diff staging against main as of ``main_version`` (read through ``index`` if given)
-    and summarize staging, in one job. An index that is not the last snapshot, or cannot
-    be read, is dropped and the diff read from main. The diff is held (narrow: keys and
-    ops) until the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
+    and summarize staging, in one job. With an index, staging is summed first, in a job of
+    its own: a snapshot that is the index's again (:meth:`MainIndex.is_snapshot_of`) has no
+    changes and is not diffed. An index that is not the last snapshot, or cannot be read,
+    is dropped and the diff read from main. The diff is held (narrow: keys and ops) until
+    the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
     main_lacks = frozenset(name.lower() for name, _ in plan.add)
+    staged = None
+    if index is not None:  # main holds the last snapshot: is this one the same again?
+        staged = summarize_staging(spark, tables, plan.keys)
+        if index.is_snapshot_of(staged):
+            yield ChangeSet(spark, tables, plan, None, ChangeCounts({}), staged, None)
+            return
 
     def run(through: MainIndex | None) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
         query = diff_sql(
@@ -338,6 +395,7 @@ def change_set(
             main_lacks=main_lacks,
             index=through,
             summarized=True,
+            staging_summed=staged is None,
         )
         return _held_and_summed(spark, query)
 
@@ -356,13 +414,7 @@ def change_set(
     if refused is not None:
         combined, summed = run(None)
     try:
-        staging = summed.pop(STAGING_SUMMARY, {})
-        staged = StagedSnapshot(
-            rows=sum(n for n, _, _ in staging.values()),
-            checksum=str(int(sum(c for _, c, _ in staging.values()))),
-            vnode_rows={vnode: n for vnode, (n, _, _) in staging.items()},
-            null_keys=sum(k for _, _, k in staging.values()),
-        )
+        staged = staged or _staged_snapshot(summed.pop(STAGING_SUMMARY, {}))
         counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
         diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
         yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)

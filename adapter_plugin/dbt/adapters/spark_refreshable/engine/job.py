@@ -71,11 +71,13 @@ class RefreshCounts:
 
 @dataclass
 class RefreshResult(RefreshCounts):
-    """The engine's result: the counts, dbt's one-line ``message``, and ``diff_read_main``:
-    its diff read main's rows (not the hashes kept from the last cycle)."""
+    """The engine's result: the counts, dbt's one-line ``message``, ``diff_read_main``: its
+    diff read main's rows (not the hashes kept from the last cycle), and ``diff_skipped``:
+    the snapshot was the last one again (its rows and checksum), so no diff ran."""
 
     message: str = ""
     diff_read_main: bool = False
+    diff_skipped: bool = False
 
     @property
     def rows_affected(self) -> int:

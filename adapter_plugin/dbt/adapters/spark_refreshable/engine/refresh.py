@@ -497,6 +497,7 @@ class RefreshRun:
                     self.report.say(f"diffing against all of main: {found.index_refused}")
                 read_index = staged.index is not None and found.index_refused is None
                 self.result.diff_read_main = staged.main_exists and not read_index
+                self.result.diff_skipped = not found.diffed
                 summary, counts = found.staged, found.counts
                 load.refuse_null_keys(spark, tables, plan.keys, summary)
                 load.check_constraints(spark, tables, config.constraints)
