@@ -147,6 +147,14 @@ def table_version(spark: Any, name: str) -> int:
     return int(commits_in_history(spark, name, 1)[0]["version"])
 
 
+def written_by_newest_commit(spark: Any, name: str) -> tuple[int, int | None]:
+    """A table's newest version and the rows its commit wrote (Delta's ``numOutputRows``
+    operation metric; None when the commit recorded none)."""
+    newest = recent_commits(spark, name, 1)[0]
+    rows = (newest["operationMetrics"] or {}).get("numOutputRows")
+    return int(newest["version"]), None if rows is None else int(rows)
+
+
 def table_detail(spark: Any, name: str) -> Any:
     """DESCRIBE DETAIL's row of a Delta table (id, partitionColumns, clusteringColumns...)."""
     return spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]

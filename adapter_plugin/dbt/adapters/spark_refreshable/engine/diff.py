@@ -371,16 +371,18 @@ def change_set(
     layout: VnodeLayout,
     main_version: int | None,
     index: MainIndex | None = None,
+    staged_rows: int | None = None,
 ) -> Iterator[ChangeSet]:
     """Diff staging against main as of ``main_version`` (read through ``index`` if given)
-    and summarize staging, in one job. With an index, staging is summed first, in a job of
-    its own: a snapshot that is the index's again (:meth:`MainIndex.is_snapshot_of`) has no
+    and summarize staging, in one job. With an index, and staging's rows as its commit
+    counted them (``staged_rows``) the index's, staging is summed first, in a job of its
+    own: a snapshot that is the index's again (:meth:`MainIndex.is_snapshot_of`) has no
     changes and is not diffed. An index that is not the last snapshot, or cannot be read,
     is dropped and the diff read from main. The diff is held (narrow: keys and ops) until
     the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
     main_lacks = frozenset(name.lower() for name, _ in plan.add)
     staged = None
-    if index is not None:  # main holds the last snapshot: is this one the same again?
+    if index is not None and staged_rows in (None, index.rows):  # the last snapshot again?
         staged = summarize_staging(spark, tables, plan.keys)
         if index.is_snapshot_of(staged):
             yield ChangeSet(spark, tables, plan, None, ChangeCounts({}), staged, None)

@@ -40,7 +40,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     engine_commit,
     fence_app_id,
     table_id,
-    table_version,
+    written_by_newest_commit,
 )
 from dbt.adapters.spark_refreshable.engine.compaction import MainFiles, compact_main
 from dbt.adapters.spark_refreshable.engine.cycle_plan import (
@@ -123,12 +123,14 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
 @dataclass(frozen=True)
 class Staged:
     """A snapshot written to staging (``RefreshRun._stage``), and main as its diff finds it:
-    ``base_version`` None when main does not exist; ``index`` main's keys and hashes kept
-    from the last cycle (the diff checks them), None when the diff must read main."""
+    ``staged_rows`` as staging's commit counted them (None if it did not); ``base_version``
+    None when main does not exist; ``index`` main's keys and hashes kept from the last cycle
+    (the diff checks them), None when the diff must read main."""
 
     plan: SchemaPlan
     layout: VnodeLayout
     staging_version: int
+    staged_rows: int | None
     main_exists: bool
     base_version: int | None
     main_id: str | None
@@ -491,7 +493,15 @@ class RefreshRun:
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
                 found = held.enter_context(
-                    diff.change_set(spark, tables, plan, layout, staged.base_version, staged.index)
+                    diff.change_set(
+                        spark,
+                        tables,
+                        plan,
+                        layout,
+                        staged.base_version,
+                        staged.index,
+                        staged.staged_rows,
+                    )
                 )
                 if found.index_refused is not None:
                     self.report.say(f"diffing against all of main: {found.index_refused}")
@@ -578,7 +588,7 @@ class RefreshRun:
             self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
             load.write_staging(frame, tables, plan, layout)
-            staging_version = table_version(spark, tables.staging)
+            staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
             self.faults.reached("loading")
             base_version = main_version(spark, tables) if main_exists else None
             index = self._main_index(plan, layout, detail, base_version)
@@ -587,6 +597,7 @@ class RefreshRun:
             plan,
             layout,
             staging_version,
+            staged_rows,
             main_exists,
             base_version,
             None if detail is None else str(detail["id"]),
