@@ -18,12 +18,14 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     recent_commits,
     table_id,
     table_version,
+    written_by_newest_commit,
 )
 from dbt.adapters.spark_refreshable.engine.merge import MainHistory
-from dbt.adapters.spark_refreshable.engine.naming import ModelTables, quote
+from dbt.adapters.spark_refreshable.engine.naming import VNODE_COLUMN, ModelTables, quote
 from dbt.adapters.spark_refreshable.engine.tables import (
     REDACTED,
     existing_table_properties,
+    replace_scratch_table,
     table_properties,
 )
 
@@ -74,6 +76,17 @@ def test_mains_history_since_its_latest_version_is_empty(spark, schema):
     assert [int(c["version"]) for c in after.commits] == [latest + 1]
 
 
+def test_a_scratch_tables_replace_counts_the_rows_it_wrote(spark, schema):
+    """Staging's row count from its commit, which decides whether the cycle sums staging
+    before its diff: a count never read would sum it in every cycle."""
+    name = f"{quote(schema)}.{quote('scratch_' + uuid4().hex[:6])}"
+    for rows in (7, 0, 3):
+        replace_scratch_table(spark.range(rows).selectExpr(f"id AS {VNODE_COLUMN}"), name)
+        assert written_by_newest_commit(spark, name) == (table_version(spark, name), rows)
+    spark.sql(f"DELETE FROM {name} WHERE {VNODE_COLUMN} = 0")  # a commit that writes no output rows
+    assert written_by_newest_commit(spark, name) == (table_version(spark, name), None)
+
+
 def _history_by_sql(spark, name: str, limit: int) -> list[dict]:
     rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
     return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
@@ -94,7 +107,7 @@ def test_commits_from_the_log_equal_describe_historys_and_its_own_after_a_cleanu
         f"MERGE INTO {name} t USING (SELECT 1 AS k, 'y' AS v UNION ALL SELECT 7, 'z') s "
         "ON t.k = s.k WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
-    spark.sql(f"DELETE FROM {name} WHERE k = 0")
+    spark.sql(f"DELETE FROM {name} WHERE {VNODE_COLUMN} = 0")
     spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.checkpointInterval' = '2')")
     latest = table_version(spark, name)
     jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
