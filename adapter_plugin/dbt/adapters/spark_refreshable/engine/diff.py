@@ -330,7 +330,7 @@ class ChangeSet:
     plan: SchemaPlan
     diff: Any  # the persisted DataFrame of diff_sql; None when the snapshot was not diffed
     counts: ChangeCounts
-    staged: StagedSnapshot  # staging, summed by the diff's job
+    staged: StagedSnapshot  # staging, summed by the diff's job or in one before it
     index_refused: str | None  # why the index offered was not used (main was read), if so
 
     @property
@@ -416,7 +416,8 @@ def change_set(
     if refused is not None:
         combined, summed = run(None)
     try:
-        staged = staged or _staged_snapshot(summed.pop(STAGING_SUMMARY, {}))
+        if staged is None:
+            staged = _staged_snapshot(summed.pop(STAGING_SUMMARY, {}))
         counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
         diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
         yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)
