@@ -107,7 +107,7 @@ def test_commits_from_the_log_equal_describe_historys_and_its_own_after_a_cleanu
         f"MERGE INTO {name} t USING (SELECT 1 AS k, 'y' AS v UNION ALL SELECT 7, 'z') s "
         "ON t.k = s.k WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
-    spark.sql(f"DELETE FROM {name} WHERE {VNODE_COLUMN} = 0")
+    spark.sql(f"DELETE FROM {name} WHERE k = 0")
     spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.checkpointInterval' = '2')")
     latest = table_version(spark, name)
     jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
