@@ -1,7 +1,8 @@
 """What one commit to a one-row Delta table costs, by kind, in seconds and Spark jobs: the
-engine's compare-and-set of its state row (an append with ``txnAppId``) against the
-alternatives, on the `local` target's session.
-Also checks that an append with ``txnAppId``/``txnVersion`` behaves as a compare-and-set.
+engine's state change (a blind append, whose winner its table's log decides: see
+``engine/state_log.py``) against the alternatives, on the `local` target's session.
+Also checks that an append with ``txnAppId``/``txnVersion`` (the engine's state change
+before 2026-12) behaves as a compare-and-set.
 
     python bench/commits.py [--commits 8]
 """

@@ -1,7 +1,8 @@
-"""The state table as a log: each change appends the next row with Delta's idempotent-write
-options, so a writer that read an older state commits nothing, of racing writers exactly one
-commits, and the log stays a few rows long with its newest row the state. A read takes that
-row from the newest commit when it is an append, and scans the table otherwise."""
+"""The state table as a log: each change is a blind append of the next row, and the rule of
+engine.state_log says which append won: a writer that read an older state loses and changes
+nothing, of racing writers exactly one wins, a loser's row newer than the winner's is not
+the state, and the log stays a few rows long. A read takes the state from the log, and scans
+the table after a commit that changed rows without being an append."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dbt.adapters.spark_refreshable.engine import lease as lease_module
 from dbt.adapters.spark_refreshable.engine.errors import LockHeldError
 from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.operations import newest_state
 from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
@@ -34,24 +36,41 @@ def lease(spark, tables: ModelTables, who: str) -> Lease:
     return Lease(spark, tables.state, Owner.this_process(who), 300)
 
 
-def commits(spark, tables: ModelTables) -> int:
-    return spark.sql(f"DESCRIBE HISTORY {tables.state}").count()
-
-
-def test_a_writer_that_read_an_older_state_commits_nothing(spark, tables):
+def test_a_writer_that_read_an_older_state_loses_and_changes_nothing(spark, tables):
     late, early = lease(spark, tables, "late"), lease(spark, tables, "early")
     seen = late.read()
     early.acquire()
-    before = commits(spark, tables)
+    early.heartbeat()
     with pytest.raises(LockHeldError, match="is being refreshed by dbt invocation early"):
         late.acquire(attempts=1, just_read=seen)
-    assert commits(spark, tables) == before, "the stale append was committed"
-    found = late.read()
-    assert found.owner_id == early.me.owner_id and found.current_phase is Phase.REFRESHING
-    assert found.lease_version == seen.lease_version + 1
+    found = lease(spark, tables, "reader").read()
+    assert found == early.state and found.current_phase is Phase.REFRESHING
+    assert found.lease_version == seen.lease_version + 2
+    early.heartbeat()  # the loser's row changes nothing for the owner either
+    assert early.holds() and lease(spark, tables, "reader").read() == early.state
 
 
-def test_of_three_writers_that_read_the_same_state_exactly_one_commits(spark, tables):
+def test_a_losers_row_newer_than_the_winners_is_not_the_state(spark, tables):
+    """Two writers read one state; the first to append wins, and the second's append, the
+    newest commit, loses: every reader, the proof test's included, takes the winner's."""
+    first, second = lease(spark, tables, "first"), lease(spark, tables, "second")
+    seen = first.read()
+    second.read()
+    assert first._compare_and_set({"owner_id": first.me.owner_id}, require_owner=False)
+    assert not second._compare_and_set({"owner_id": second.me.owner_id}, require_owner=False)
+    newest = spark.sql(f"DESCRIBE HISTORY {tables.state} LIMIT 1").collect()[0]
+    assert second.me.owner_id in newest["userMetadata"]  # the loser's commit is the newest
+    assert lease(spark, tables, "reader").read().owner_id == first.me.owner_id
+    assert newest_state(spark, tables)["owner_id"] == first.me.owner_id
+    top = spark.table(tables.state).where(f"lease_version = {seen.lease_version + 1}")
+    assert top.count() == 2  # both rows are there; only the log tells them apart
+    # the winner goes on; a compaction keeps the newest row and the log still decides
+    for _ in range(3):
+        first.heartbeat()
+    assert lease(spark, tables, "reader").read() == first.state
+
+
+def test_of_three_writers_that_read_the_same_state_exactly_one_wins(spark, tables):
     writers = [lease(spark, tables, f"writer{i}") for i in range(3)]
     seen = writers[0].read()
     start = threading.Barrier(len(writers))
@@ -75,7 +94,7 @@ def test_of_three_writers_that_read_the_same_state_exactly_one_commits(spark, ta
     found = writers[0].read()
     assert found.owner_invocation == winners[0]
     assert found.lease_version == seen.lease_version + 1
-    assert spark.table(tables.state).where(f"lease_version > {seen.lease_version}").count() == 1
+    assert lease(spark, tables, "late").read() == found
 
 
 def test_the_log_stays_short_and_its_newest_row_is_the_state(spark, tables, monkeypatch):
@@ -97,7 +116,7 @@ def scanned(spark, tables: ModelTables) -> State:
     return State(**{name: row[name] for name in STATE_COLUMNS})
 
 
-def test_a_read_takes_the_newest_appends_row_and_scans_after_any_other_commit(spark, tables):
+def test_a_read_takes_the_state_from_the_log_and_scans_after_rows_changed_otherwise(spark, tables):
     jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
     holder = lease(spark, tables, "holder")
     holder.acquire()
@@ -109,10 +128,15 @@ def test_a_read_takes_the_newest_appends_row_and_scans_after_any_other_commit(sp
     assert set(jobs(None)) == before  # from the newest commit: no Spark job
     assert read == holder.state == scanned(spark, tables)
     assert read.cycle_plan == plan
-    # a commit that is not an append: the table is scanned, and says the same
+    # a commit that changes no row is passed by: still no Spark job
     spark.sql(f"ALTER TABLE {tables.state} SET TBLPROPERTIES ('refreshable.test' = 'x')")
     before = set(jobs(None))
     assert lease(spark, tables, "reader").read() == holder.state
+    assert set(jobs(None)) == before
+    # rows changed by another writer: the table is scanned, and says what it now holds
+    spark.sql(f"UPDATE {tables.state} SET heartbeat_at = 1.5")
+    before = set(jobs(None))
+    assert lease(spark, tables, "reader").read().heartbeat_at == 1.5
     assert set(jobs(None)) != before
 
 

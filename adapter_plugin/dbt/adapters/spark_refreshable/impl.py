@@ -97,6 +97,17 @@ class SparkRefreshableAdapter(SparkAdapter):
         return content_difference_sql(tables, last) if last else ""
 
     @available
+    def refreshable_state(
+        self, relation: Any, bookkeeping_schema: str | None = None
+    ) -> dict[str, Any] | None:
+        """A refreshable model's state row, as the engine reads it; None before its first
+        run (the proof test's, see engine.operations.newest_state)."""
+        from dbt.adapters.spark_refreshable.engine import operations
+
+        tables = self._model_tables(relation, bookkeeping_schema)
+        return operations.newest_state(self._engine_session(), tables)
+
+    @available
     def refreshable_status(
         self, relation: Any, format: str = "text", bookkeeping_schema: str | None = None
     ) -> str:

@@ -40,10 +40,8 @@ TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 TXN_AUTO_RESET_CONF = "spark.databricks.delta.write.txnVersion.autoReset.enabled"
 
-# The same, as options of one DataFrame write (the state log's appends): no session conf.
+# The same, as an option of one DataFrame write (the state log's appends): no session conf.
 USER_METADATA_OPTION = "userMetadata"
-TXN_APP_ID_OPTION = "txnAppId"
-TXN_VERSION_OPTION = "txnVersion"
 
 SESSION_CONF_LOCK = threading.RLock()
 

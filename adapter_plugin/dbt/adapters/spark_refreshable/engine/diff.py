@@ -123,11 +123,7 @@ class MainIndex:
         same rows, content checksum and no NULL key. Main holds this snapshot, so the diff
         would find nothing; it need not run (a multiset of the same 64-bit row hashes, the
         trust the diff itself puts in them, and the index's own proof)."""
-        return (
-            staged.null_keys == 0
-            and staged.rows == self.rows
-            and int(staged.checksum) == int(self.checksum)
-        )
+        return staged.null_keys == 0 and self.mismatch((staged.rows, staged.checksum)) is None
 
 
 def main_hashes_sql(

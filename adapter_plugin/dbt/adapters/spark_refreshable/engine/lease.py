@@ -1,41 +1,30 @@
 """The lease: who may refresh a model, held through compare-and-set changes of its state.
 
-Every change of a model's state is a compare-and-set that appends the next row of its
-state table with Delta's idempotent-write options: ``txnAppId`` = ``LEASE_APP_ID``, ``txnVersion`` =
-the new lease version. Delta skips an append whose version is not above the latest it
-recorded, and of two racing appends commits one and fails the other with a concurrent
-transaction error, so two processes can never both win. An append costs about half the
-``UPDATE`` it replaces (``bench/results/history/2026-11-25-state-log.md``); once the log
-holds ``COMPACT_AT_ROWS`` rows, a change deletes the rows below its own.
-
-Each append's commit also carries the row it appends (its ``userMetadata``, after the
-append's token), so a read takes the state from the newest commit in the table's log without
-a Spark job; when the newest commit is not such an append (a compaction, a new table, any
-other write), the read scans the table. A cycle's bookkeeping fell by 0.5-0.7 s, not the
-whole scan (``bench/results/history/2026-11-29-commits-and-state-from-the-log.md``): the next
-append's idempotent-write check still has Delta compute the table's snapshot state (Spark
-jobs over its log, ~0.4 s), which a blind append would not.
+Every change of a model's state is a compare-and-set: a blind append of the next row of its
+state table, whose commit carries the row and the table version its writer read the state
+at. Which of two appends from one read wins, and so which commit holds the state, is the
+rule of ``state_log``, which writers and readers apply alike; a writer reads its own append
+back in the log to learn whether it won. Reads take the state from the log, without a Spark
+job; when a commit that is not the engine's changed the table's rows, a read scans the
+table. Once the log holds ``COMPACT_AT_ROWS`` rows, a change deletes the rows below its own.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 from pyspark.errors import AnalysisException
 
 from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
-    TXN_APP_ID_OPTION,
-    TXN_VERSION_OPTION,
     USER_METADATA_OPTION,
+    engine_commit,
     is_commit_conflict,
-    recent_commits,
 )
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.owners import (
@@ -52,18 +41,16 @@ from dbt.adapters.spark_refreshable.engine.state import (
     State,
     state_row_select,
 )
+from dbt.adapters.spark_refreshable.engine.state_log import (
+    COMPACTION_TAG,
+    UNDECIDED,
+    LogWindow,
+    append_tag,
+    read_log,
+)
 
-# The idempotent-write app id of every state append. Delta records app ids per table, so one
-# id serves all state tables.
-LEASE_APP_ID = "dbt-refreshable-lease"
 # Rows the log may hold before a change deletes the rows below its own.
 COMPACT_AT_ROWS = 12
-# What a state append's commit carries: this prefix and a token, a space, then a JSON record
-# of the row it appended ("state") and the rows the table then holds ("rows").
-APPEND_TAG = "dbt-refreshable-state:"
-# How far back in a state table's history a writer looks for its own commit: state commits
-# are serialized by the lease, so a few at most land between an append and that look.
-RECENT_COMMITS = 10
 
 # Fences per lease version; a new state table starts its lease version at the epoch in
 # milliseconds, above those of a dropped one, and the product stays a 64-bit integer.
@@ -87,30 +74,24 @@ class Lease:
         # a read found the lease taken over
         self._held_version: int | None = None
         self._log_rows = 1  # rows in the state table at our last read or write
+        self._read_at = -1  # the table version ``state`` was read at (or we committed it)
 
     # -- reading ---------------------------------------------------------------------
     def read(self) -> State:
-        found = self._read_newest_commit()
-        if found is None:
+        try:
+            window, winner = read_log(self.spark, self.table, LogWindow.newest_winner)
+        except AnalysisException:  # not a Delta table, or its files gone: the scan says which
+            window, winner = None, None
+        if winner is None or winner == UNDECIDED or winner.state is None:
             found = self._read_table()
+        else:
+            found = (winner.state, winner.rows)
         with self._lock:
             self.state, self._log_rows = found
+            # read_at no newer than what was read: a later commit falls in our next
+            # append's window (a needless loss at worst), never out of it
+            self._read_at = window.newest if window is not None else -1
             return self.state
-
-    def _read_newest_commit(self) -> tuple[State, int] | None:
-        """The state and row count the newest commit carries, if it is a state append."""
-        try:
-            newest = recent_commits(self.spark, self.table, 1)
-        except AnalysisException:  # not a Delta table, or its files gone: the scan says which
-            return None
-        tag = (newest[0]["userMetadata"] if newest else None) or ""
-        if not tag.startswith(APPEND_TAG) or " " not in tag:
-            return None
-        try:
-            record = json.loads(tag.split(" ", 1)[1])
-            return State(**{name: record["state"][name] for name in STATE_COLUMNS}), record["rows"]
-        except (ValueError, KeyError, TypeError):
-            return None
 
     def _read_table(self) -> tuple[State, int]:
         rows = [row.asDict() for row in self.spark.table(self.table).collect()]
@@ -164,27 +145,33 @@ class Lease:
             return won
 
     def _append(self, new: State) -> bool:
-        """Append ``new`` as the state's next row; whether this append committed (Delta
-        skips it silently when another writer recorded its lease version first)."""
-        token = f"{APPEND_TAG}{uuid.uuid4().hex}"
-        record = json.dumps({"state": asdict(new), "rows": self._log_rows + 1})
+        """Append ``new`` as the state's next row; whether this append won (see
+        ``state_log``). A win makes its commit the version the state was read at."""
+        token = uuid.uuid4().hex
         writer = (
             self.spark.sql(state_row_select(new))
             .write.format("delta")
             .mode("append")
-            .option(TXN_APP_ID_OPTION, LEASE_APP_ID)
-            .option(TXN_VERSION_OPTION, str(new.lease_version))
-            .option(USER_METADATA_OPTION, f"{token} {record}")
+            .option(USER_METADATA_OPTION, append_tag(token, new, self._log_rows + 1, self._read_at))
         )
         with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on a state commit
             writer.saveAsTable(self.table)
-        recent = recent_commits(self.spark, self.table, RECENT_COMMITS)
-        return any((c["userMetadata"] or "").split(" ", 1)[0] == token for c in recent)
+
+        def outcome(window: LogWindow) -> bool | str:
+            mine = window.find(token)
+            if mine is None:  # not read back yet (or, read back to our read, never committed)
+                return UNDECIDED if window.oldest > self._read_at + 1 else False
+            won = window.won(mine)
+            if won is True:
+                self._read_at = mine.version
+            return won
+
+        return read_log(self.spark, self.table, outcome)[1] is True
 
     def _compact(self, newest: int) -> None:
         """Delete the rows below the newest; a conflict leaves them for a later change."""
         try:
-            with SESSION_CONF_LOCK:
+            with engine_commit(self.spark, COMPACTION_TAG):
                 self.spark.sql(f"DELETE FROM {self.table} WHERE lease_version < {newest}")
             self._log_rows = 1
         except Exception as exc:
@@ -233,6 +220,7 @@ class Lease:
             self.state = claimed
             self._held_version = claimed.lease_version
             self._log_rows = 1
+            self._read_at = 0  # the table's first commit holds it
         return initial
 
     def acquire(self, attempts: int = 5, just_read: State | None = None) -> State:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine import progress
@@ -56,6 +57,14 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
             chunks_done=len(_chunks_done(spark, tables, merging)),
         )
     return found
+
+
+def newest_state(spark: Any, tables: ModelTables) -> dict[str, Any] | None:
+    """A model's state row as the lease reads it (see ``state_log``); None before its first
+    run. A table scan would not do: a compare-and-set that lost leaves its row."""
+    if not table_exists(spark, tables.state):
+        return None
+    return asdict(Lease(spark, tables.state, Owner.this_process("proof"), 0).read())
 
 
 def _where_kept(spark: Any, tables: ModelTables) -> ModelTables:

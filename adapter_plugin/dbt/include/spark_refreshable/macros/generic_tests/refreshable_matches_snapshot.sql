@@ -4,19 +4,16 @@
      test fails) otherwise, saying what differs. --#}
 {% test refreshable_matches_snapshot(model) %}
   {%- set bookkeeping_schema = spark_refreshable__bookkeeping_schema(model) -%}
-  {%- set tables = adapter.refreshable_tables(model, bookkeeping_schema) -%}
-  {%- set state_relation = api.Relation.create(schema=tables.bookkeeping_schema, identifier=tables.state) -%}
-  {#-- the state table is a log: its row with the highest lease version is the state --#}
-  {%- set newest_state = "select * from " ~ state_relation ~ " order by lease_version desc limit 1" -%}
+  {#-- the state as the engine reads it from its table's log: a scan of the table could
+       find the row of a compare-and-set that lost --#}
+  {%- set state = (adapter.refreshable_state(model, bookkeeping_schema) if execute else none) or {} -%}
   {%- set content_sql = "" -%}
-  {%- if execute -%}
-    {%- set found = run_query("select last_columns from (" ~ newest_state ~ ")") -%}
-    {%- if found.rows | length == 1 -%}
-      {%- set content_sql = adapter.refreshable_content_difference_sql(model, found.rows[0][0], bookkeeping_schema) -%}
-    {%- endif -%}
+  {%- if state.get('last_columns') -%}
+    {%- set content_sql = adapter.refreshable_content_difference_sql(model, state['last_columns'], bookkeeping_schema) -%}
   {%- endif -%}
   with state as (
-    select phase, last_rows from ({{ newest_state }})
+    select cast({{ "'" ~ state['phase'] ~ "'" if state.get('phase') else 'null' }} as string) as phase,
+           cast({{ state['last_rows'] if state.get('last_rows') is not none else 'null' }} as bigint) as last_rows
   ),
   counted as (
     select count(*) as actual_rows from {{ model }}
