@@ -8,6 +8,8 @@ One module per job:
 - ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL.
 - ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the state row.
 - ``owners``: who runs a refresh, and whether that owner may still be working.
+- ``state_log``: which blind append of a state table's log holds the state (the rule
+  that makes those appends a compare-and-set).
 - ``lease``: the lock, held through compare-and-set appends to a Delta table kept as a
   short log, and its heartbeat.
 - ``commits``: the engine's Delta commits (tags, fences, conflicts) and a table's versions.
