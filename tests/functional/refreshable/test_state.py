@@ -98,7 +98,7 @@ def test_of_three_writers_that_read_the_same_state_exactly_one_wins(spark, table
 
 
 def test_the_log_stays_short_and_its_newest_row_is_the_state(spark, tables, monkeypatch):
-    monkeypatch.setattr(lease_module, "COMPACT_AT_ROWS", 3)  # compact after two changes, not eleven
+    monkeypatch.setattr(lease_module, "COMPACT_AT_ROWS", 3)  # compact after two changes, not 47
     holder = lease(spark, tables, "holder")
     holder.acquire()
     for _ in range(5):
