@@ -50,9 +50,10 @@ def test_a_writer_that_read_an_older_state_loses_and_changes_nothing(spark, tabl
     assert early.holds() and lease(spark, tables, "reader").read() == early.state
 
 
-def test_a_losers_row_newer_than_the_winners_is_not_the_state(spark, tables):
+def test_a_losers_row_newer_than_the_winners_is_not_the_state(spark, tables, monkeypatch):
     """Two writers read one state; the first to append wins, and the second's append, the
     newest commit, loses: every reader, the proof test's included, takes the winner's."""
+    monkeypatch.setattr(lease_module, "COMPACT_AT_ROWS", 5)  # compacts in the heartbeats below
     first, second = lease(spark, tables, "first"), lease(spark, tables, "second")
     seen = first.read()
     second.read()
@@ -67,6 +68,7 @@ def test_a_losers_row_newer_than_the_winners_is_not_the_state(spark, tables):
     # the winner goes on; a compaction keeps the newest row and the log still decides
     for _ in range(3):
         first.heartbeat()
+    assert spark.table(tables.state).count() == 1
     assert lease(spark, tables, "reader").read() == first.state
 
 
