@@ -75,11 +75,13 @@ def test_a_losers_row_newer_than_the_winners_is_not_the_state(spark, tables, mon
 def test_of_three_writers_that_read_the_same_state_exactly_one_wins(spark, tables):
     writers = [lease(spark, tables, f"writer{i}") for i in range(3)]
     seen = writers[0].read()
+    # each reads the state itself: a writer's append names the version it read at, and one
+    # that never read has a window back to the table's creation, which it loses to
+    assert all(writer.read() == seen for writer in writers[1:])
     start = threading.Barrier(len(writers))
     won: dict[str, bool] = {}
 
     def claim(writer: Lease) -> None:
-        writer.state = seen
         start.wait()
         won[writer.me.invocation] = writer._compare_and_set(
             {"owner_id": writer.me.owner_id, "owner_invocation": writer.me.invocation},
