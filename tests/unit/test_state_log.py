@@ -12,8 +12,8 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.state import State
 from dbt.adapters.spark_refreshable.engine.state_log import (
     COMPACTION_TAG,
-    UNDECIDED,
     LogWindow,
+    Mark,
     StateAppend,
     append_tag,
 )
@@ -45,7 +45,7 @@ class Log:
     def state(self) -> tuple[State, int]:
         """What a reader takes: the newest winner, or the table's one created row."""
         winner = self.window().newest_winner()
-        assert winner != UNDECIDED
+        assert winner is not Mark.UNDECIDED
         return (self.first if winner is None else winner.state), len(self.commits) - 1
 
 
@@ -86,7 +86,7 @@ def test_generated_histories_hold_a_chain_of_compare_and_sets(seed):
         # a partial look agrees or asks for more
         for limit in (1, 2, 3, 5):
             partial = log.window(limit).newest_winner()
-            assert partial in (UNDECIDED, whole.newest_winner())
+            assert partial in (Mark.UNDECIDED, whole.newest_winner())
     winners = [v for v, won in sorted(verdicts.items()) if won]
     previous = "created"
     for version in winners:

@@ -61,6 +61,20 @@ CONFLICT_CONDITIONS = ("DELTA_CONCURRENT_", "DELTA_METADATA_CHANGED", "DELTA_PRO
 
 # the fields of a commit that the engine reads, as DESCRIBE HISTORY names them
 COMMIT_FIELDS = ("version", "operation", "operationMetrics", "userMetadata")
+# Delta operations that change no row of a table (a table's columns are checked apart)
+ROWLESS_OPERATIONS = frozenset(
+    {
+        "SET TBLPROPERTIES",
+        "UNSET TBLPROPERTIES",
+        "ADD COLUMNS",
+        "CHANGE COLUMN",
+        "ADD CONSTRAINT",
+        "DROP CONSTRAINT",
+        "OPTIMIZE",
+        "VACUUM START",
+        "VACUUM END",
+    }
+)
 
 
 def recent_commits(spark: Any, name: str, limit: int) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ files of up to ``spark.databricks.delta.optimize.maxFileSize``).
 
 ``OPTIMIZE`` changes no row: the next cycle still reads main's keys and hashes from staging,
 and a run that skips unchanged inputs still skips (both accept it as a row-less commit,
-``inputs.ROWLESS_OPERATIONS``). It runs after the cycle's move to IDLE, so a crash or a
+``commits.ROWLESS_OPERATIONS``). It runs after the cycle's move to IDLE, so a crash or a
 failure in it leaves a completed cycle; it fails no run.
 
 Main's files and bytes are known without reading main again when the run loaded the cycle

@@ -22,7 +22,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.commits import recent_commits, table_id, table_version
+from dbt.adapters.spark_refreshable.engine.commits import (
+    ROWLESS_OPERATIONS,
+    recent_commits,
+    table_id,
+    table_version,
+)
 from dbt.adapters.spark_refreshable.engine.tables import (
     table_exists,
 )
@@ -37,19 +42,6 @@ CLOCK_OR_SESSION = re.compile(
 )
 # Confs that change what the same SQL returns
 RESULT_CONFS = ("spark.sql.session.timeZone", "spark.sql.ansi.enabled")
-# Main's commits that change no row: the run still equals the snapshot after them
-ROWLESS_OPERATIONS = frozenset(
-    {
-        "SET TBLPROPERTIES",
-        "UNSET TBLPROPERTIES",
-        "CHANGE COLUMN",
-        "ADD CONSTRAINT",
-        "DROP CONSTRAINT",
-        "OPTIMIZE",
-        "VACUUM START",
-        "VACUUM END",
-    }
-)
 MAX_INT = 2**31 - 1
 # A call of a SQL function (its body is the expression's child) and the trait of functions
 # whose code is outside the plan (Python, Scala, Hive)

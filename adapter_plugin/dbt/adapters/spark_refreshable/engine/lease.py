@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -43,8 +43,9 @@ from dbt.adapters.spark_refreshable.engine.state import (
 )
 from dbt.adapters.spark_refreshable.engine.state_log import (
     COMPACTION_TAG,
-    UNDECIDED,
     LogWindow,
+    Mark,
+    StateAppend,
     append_tag,
     read_log,
 )
@@ -57,6 +58,40 @@ COMPACT_AT_ROWS = 48
 # Fences per lease version; a new state table starts its lease version at the epoch in
 # milliseconds, above those of a dropped one, and the product stays a 64-bit integer.
 FENCE_STRIDE = 2**20
+
+
+@dataclass(frozen=True)
+class StateRead:
+    """A model's state as read, with what a writer that goes on from it needs."""
+
+    state: State
+    rows: int  # rows in the state table
+    read_at: int  # the table version it was read at (-1: the log could not be read)
+
+
+def read_state(spark: Any, table: str) -> StateRead:
+    """A model's state: from the log's newest winner (no Spark job), or a scan of the
+    table when a commit that is not the engine's changed its rows."""
+    try:
+        window, winner = read_log(spark, table, LogWindow.newest_winner)
+    except AnalysisException:  # not a Delta table, or its files gone: the scan says which
+        window, winner = None, None
+    # read_at no newer than what was read: a later commit falls in the next append's
+    # window (a needless loss at worst), never out of it
+    read_at = window.newest if window is not None else -1
+    if isinstance(winner, StateAppend) and winner.state is not None:
+        return StateRead(winner.state, winner.rows, read_at)
+    rows = [row.asDict() for row in spark.table(table).collect()]
+    newest = max((row["lease_version"] for row in rows), default=None)
+    current = [row for row in rows if row["lease_version"] == newest]
+    if len(current) != 1:
+        raise LeaseLostError(
+            f"{table} should hold exactly one state row at its newest lease version "
+            f"({newest}) and holds {len(current)}. Repair with `dbt run --full-refresh` "
+            f"on the model."
+        )
+    state = State(**{name: current[0].get(name) for name in STATE_COLUMNS})
+    return StateRead(state, len(rows), read_at)
 
 
 class Lease:
@@ -80,32 +115,10 @@ class Lease:
 
     # -- reading ---------------------------------------------------------------------
     def read(self) -> State:
-        try:
-            window, winner = read_log(self.spark, self.table, LogWindow.newest_winner)
-        except AnalysisException:  # not a Delta table, or its files gone: the scan says which
-            window, winner = None, None
-        if winner is None or winner == UNDECIDED or winner.state is None:
-            found = self._read_table()
-        else:
-            found = (winner.state, winner.rows)
+        found = read_state(self.spark, self.table)
         with self._lock:
-            self.state, self._log_rows = found
-            # read_at no newer than what was read: a later commit falls in our next
-            # append's window (a needless loss at worst), never out of it
-            self._read_at = window.newest if window is not None else -1
+            self.state, self._log_rows, self._read_at = found.state, found.rows, found.read_at
             return self.state
-
-    def _read_table(self) -> tuple[State, int]:
-        rows = [row.asDict() for row in self.spark.table(self.table).collect()]
-        newest = max((row["lease_version"] for row in rows), default=None)
-        current = [row for row in rows if row["lease_version"] == newest]
-        if len(current) != 1:
-            raise LeaseLostError(
-                f"{self.table} should hold exactly one state row at its newest lease version "
-                f"({newest}) and holds {len(current)}. Repair with `dbt run --full-refresh` "
-                f"on the model."
-            )
-        return State(**{name: current[0].get(name) for name in STATE_COLUMNS}), len(rows)
 
     def fence(self) -> int:
         """A fencing token for one write to main (Delta's ``txnVersion``), above every token
@@ -137,8 +150,9 @@ class Lease:
             except Exception as exc:
                 if not is_commit_conflict(exc):
                     raise
-                won = False
-            if won:
+                won = None
+            if won is not None:
+                self._read_at = won.version  # our commit holds the state we go on from
                 self.state = new
                 self._held_version = new.lease_version
                 self._log_rows += 1
@@ -146,9 +160,9 @@ class Lease:
                     self._compact(new.lease_version)
             return won
 
-    def _append(self, new: State) -> bool:
-        """Append ``new`` as the state's next row; whether this append won (see
-        ``state_log``). A win makes its commit the version the state was read at."""
+    def _append(self, new: State) -> StateAppend | None:
+        """Append ``new`` as the state's next row; the append if it won (see
+        ``state_log``), None if it lost."""
         token = uuid.uuid4().hex
         writer = (
             self.spark.sql(state_row_select(new))
@@ -159,16 +173,15 @@ class Lease:
         with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on a state commit
             writer.saveAsTable(self.table)
 
-        def outcome(window: LogWindow) -> bool | str:
+        def outcome(window: LogWindow) -> StateAppend | Mark | None:
             mine = window.find(token)
             if mine is None:  # not read back yet (or, read back to our read, never committed)
-                return UNDECIDED if window.oldest > self._read_at + 1 else False
+                return Mark.UNDECIDED if window.oldest > self._read_at + 1 else None
             won = window.won(mine)
-            if won is True:
-                self._read_at = mine.version
-            return won
+            return won if won is Mark.UNDECIDED else mine if won else None
 
-        return read_log(self.spark, self.table, outcome)[1] is True
+        won = read_log(self.spark, self.table, outcome)[1]
+        return won if isinstance(won, StateAppend) else None
 
     def _compact(self, newest: int) -> None:
         """Delete the rows below the newest; a conflict leaves them for a later change."""

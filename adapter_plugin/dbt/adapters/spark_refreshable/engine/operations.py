@@ -10,7 +10,7 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine import progress
 from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
-from dbt.adapters.spark_refreshable.engine.lease import Lease
+from dbt.adapters.spark_refreshable.engine.lease import Lease, read_state
 from dbt.adapters.spark_refreshable.engine.merge import MainHistory
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.owners import Owner, owner_is_alive
@@ -29,7 +29,7 @@ def status_of(spark: Any, tables: ModelTables) -> dict[str, Any]:
     tables = _where_kept(spark, tables)
     if not table_exists(spark, tables.state):
         return {"model": tables.display, "phase": None}
-    state = Lease(spark, tables.state, Owner.this_process("status"), 0).read()
+    state = read_state(spark, tables.state).state
     found: dict[str, Any] = {
         "model": tables.display,
         "phase": state.phase,
@@ -64,7 +64,7 @@ def newest_state(spark: Any, tables: ModelTables) -> dict[str, Any] | None:
     run. A table scan would not do: a compare-and-set that lost leaves its row."""
     if not table_exists(spark, tables.state):
         return None
-    return asdict(Lease(spark, tables.state, Owner.this_process("proof"), 0).read())
+    return asdict(read_state(spark, tables.state).state)
 
 
 def _where_kept(spark: Any, tables: ModelTables) -> ModelTables:

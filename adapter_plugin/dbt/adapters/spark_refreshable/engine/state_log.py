@@ -12,7 +12,7 @@ append and by every reader, makes one of them the winner:
 Of two appends from one read, the first wins. Winners' lease versions grow with their
 commits (an append reads the newest winner's; a later winner that read an older state has
 the newer one in its window), so the state is the newest winner. Commits that change no
-row (``ROWLESS_OPERATIONS``, the lease's own compactions) are passed by; any other commit
+row (``commits.ROWLESS_OPERATIONS``, the lease's own compactions) are passed by; any other commit
 (a table created, rows updated by hand) ends the walk, and the reader scans the table.
 An append of an earlier version of the engine, a compare-and-set by Delta's idempotent
 writes (``txnAppId``), carries no ``read_at``: it won once it committed.
@@ -25,11 +25,12 @@ whole state, a log replay in Spark jobs, to read the versions of idempotent writ
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
-from dbt.adapters.spark_refreshable.engine.commits import recent_commits
+from dbt.adapters.spark_refreshable.engine.commits import ROWLESS_OPERATIONS, recent_commits
 from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State
 
 # What a state append's commit carries: this prefix and a token, a space, then a JSON record
@@ -38,10 +39,6 @@ from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State
 APPEND_TAG = "dbt-refreshable-state:"
 # What the lease's compaction (a DELETE of the rows below the newest) carries.
 COMPACTION_TAG = "dbt-refreshable-state-compaction"
-# Delta operations that change no row of a table.
-ROWLESS_OPERATIONS = frozenset(
-    {"SET TBLPROPERTIES", "UNSET TBLPROPERTIES", "ADD COLUMNS", "VACUUM START", "VACUUM END"}
-)
 # Commits read at first, and at most, to find the newest winner (each a small file read).
 FIRST_LOOK = 3
 LONGEST_LOOK = 3 * 4**4
@@ -59,9 +56,15 @@ class StateAppend:
     state: State | None  # None: its row lacks a column of today's state (an earlier version's)
 
 
-ROWLESS = "rowless"
-FOREIGN = "foreign"
-Entry = StateAppend | str
+class Mark(Enum):
+    """A commit that is not a state append, or an answer the log read so far cannot give."""
+
+    ROWLESS = "changes no row"
+    FOREIGN = "changes rows, not by a state append"
+    UNDECIDED = "read further back"
+
+
+Entry = StateAppend | Mark
 
 
 def append_tag(token: str, state: State, rows: int, read_at: int) -> str:
@@ -74,9 +77,9 @@ def classify(commit: Mapping[str, Any]) -> Entry:
     """A commit of the state table as the rule sees it: an append, rowless, or foreign."""
     tag = commit.get("userMetadata") or ""
     if tag == COMPACTION_TAG or commit.get("operation") in ROWLESS_OPERATIONS:
-        return ROWLESS
+        return Mark.ROWLESS
     if not tag.startswith(APPEND_TAG) or " " not in tag:
-        return FOREIGN
+        return Mark.FOREIGN
     token, _, body = tag.partition(" ")
     try:
         record = json.loads(body)
@@ -93,10 +96,7 @@ def classify(commit: Mapping[str, Any]) -> Entry:
             state=state,
         )
     except (ValueError, KeyError, TypeError):
-        return FOREIGN
-
-
-UNDECIDED = "undecided"  # the log read so far does not say; read further back
+        return Mark.FOREIGN
 
 
 class LogWindow:
@@ -109,7 +109,7 @@ class LogWindow:
         self.oldest = min(self.entries, default=0)
         self.complete = complete
 
-    def won(self, append: StateAppend) -> bool | str:
+    def won(self, append: StateAppend) -> bool | Mark:
         """Whether ``append`` wins by the rule; UNDECIDED if its window is not all read."""
         if append.read_at is None:
             return True
@@ -119,28 +119,28 @@ class LogWindow:
             entry = self.entries.get(version)
             if entry is None:
                 # not read yet, or gone from the log: then assume the worst
-                return UNDECIDED if version < self.oldest and not self.complete else False
-            if entry == ROWLESS:
+                return Mark.UNDECIDED if version < self.oldest and not self.complete else False
+            if entry is Mark.ROWLESS:
                 continue
-            if entry == FOREIGN or entry.lease_version >= append.lease_version:
+            if entry is Mark.FOREIGN or entry.lease_version >= append.lease_version:
                 return False
         return True
 
-    def newest_winner(self) -> StateAppend | None | str:
+    def newest_winner(self) -> StateAppend | Mark | None:
         """The append that holds the state; None: the table must be scanned (a foreign
         commit is newer than any winner); UNDECIDED: read further back."""
         for version in range(self.newest, self.oldest - 1, -1):
             entry = self.entries.get(version)
-            if entry is None or entry == FOREIGN:
+            if entry is None or entry is Mark.FOREIGN:
                 return None
-            if entry == ROWLESS:
+            if entry is Mark.ROWLESS:
                 continue
             won = self.won(entry)
-            if won == UNDECIDED:
-                return UNDECIDED
+            if won is Mark.UNDECIDED:
+                return won
             if won:
                 return entry
-        return None if self.complete else UNDECIDED
+        return None if self.complete else Mark.UNDECIDED
 
     def find(self, token: str) -> StateAppend | None:
         for entry in self.entries.values():
@@ -149,15 +149,20 @@ class LogWindow:
         return None
 
 
-def read_log(spark: Any, table: str, decided: Any) -> tuple[LogWindow, Any]:
+Answer = TypeVar("Answer")
+
+
+def read_log(
+    spark: Any, table: str, decided: Callable[[LogWindow], Answer]
+) -> tuple[LogWindow, Answer]:
     """Read the state table's log back until ``decided(window)`` returns other than
-    UNDECIDED, or as far as ``LONGEST_LOOK`` commits; the window and that answer."""
+    ``Mark.UNDECIDED``, or as far as ``LONGEST_LOOK`` commits; the window and that answer."""
     limit = FIRST_LOOK
     while True:
         commits = recent_commits(spark, table, limit)
         complete = len(commits) < limit or min(int(c["version"]) for c in commits) == 0
         window = LogWindow(commits, complete)
         answer = decided(window)
-        if answer != UNDECIDED or complete or limit >= LONGEST_LOOK:
+        if answer is not Mark.UNDECIDED or complete or limit >= LONGEST_LOOK:
             return window, answer
         limit *= 4
