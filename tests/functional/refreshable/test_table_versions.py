@@ -57,6 +57,11 @@ def test_version_and_id_from_the_log_equal_sqls_through_a_history(spark, schema,
         assert seen[-1] == _by_sql(spark, name)
     spark.sql(f"UPDATE {name} SET v = 'y' WHERE k = 1")
     assert (table_version(spark, name), table_id(spark, name)) == _by_sql(spark, name)
+    # as a model's plan names it (its inputs): the session catalog's name first
+    for catalog in ("spark_catalog", "`SPARK_CATALOG`"):
+        qualified = f"{catalog}.{name}"
+        assert latest_snapshot(spark, qualified) is not None
+        assert (table_version(spark, qualified), table_id(spark, qualified)) == _by_sql(spark, name)
     spark.sql(f"DROP TABLE {name}")
     spark.sql(f"CREATE TABLE {name} USING delta AS SELECT 1 AS k")
     recreated = (table_version(spark, name), table_id(spark, name))

@@ -35,6 +35,8 @@ from delta.exceptions import base as delta_errors
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 
+from dbt.adapters.spark_refreshable.engine.naming import quote
+
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
@@ -61,6 +63,8 @@ CONFLICT_CONDITIONS = ("DELTA_CONCURRENT_", "DELTA_METADATA_CHANGED", "DELTA_PRO
 
 # the fields of a commit that the engine reads, as DESCRIBE HISTORY names them
 COMMIT_FIELDS = ("version", "operation", "operationMetrics", "userMetadata")
+# The catalog whose tables Delta's log API finds by a ``db.table`` identifier
+SESSION_CATALOG = "spark_catalog"
 # Delta operations that change no row of a table (a table's columns are checked apart)
 ROWLESS_OPERATIONS = frozenset(
     {
@@ -117,13 +121,23 @@ def commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]
 
 
 def jvm_table(spark: Any, name: str) -> tuple[Any, Any] | None:
-    """The session's JVM side and table ``name`` parsed as its catalog's identifier; None
-    where the session has no JVM of its own (Spark Connect). Raises what the JVM raises
-    for a name it cannot parse."""
+    """The session's JVM side and table ``name`` (``db.table``, or with the session catalog's
+    name first, as a plan names a table) parsed as that catalog's identifier; None where the
+    session has no JVM of its own (Spark Connect) or the name is of another catalog. Raises
+    what the JVM raises for a name it cannot parse."""
     session = getattr(spark, "_jsparkSession", None)
     if session is None:
         return None
-    return session, session.sessionState().sqlParser().parseTableIdentifier(name)
+    parser = session.sessionState().sqlParser()
+    try:
+        return session, parser.parseTableIdentifier(name)
+    except PySparkException:  # three parts, or not a name
+        parts = parser.parseMultipartIdentifier(name)
+        if parts.size() != 3 or parts.head().lower() != SESSION_CATALOG:
+            return None
+        return session, parser.parseTableIdentifier(
+            f"{quote(parts.apply(1))}.{quote(parts.apply(2))}"
+        )
 
 
 def latest_snapshot(spark: Any, name: str) -> Any | None:
