@@ -152,7 +152,8 @@ def test_properties_from_the_log_are_those_sql_lists_none_hidden(spark, schema):
     name = f"{quote(schema)}.props_{uuid4().hex[:6]}"
     spark.sql(
         f"CREATE TABLE {name} (k INT, url STRING) USING delta TBLPROPERTIES "
-        "('dbt_refreshable.marker' = 'true', 'my.url' = 'https://x', 'quote''d' = 'a''b')"
+        "('dbt_refreshable.marker' = 'true', 'my.url' = 'https://x', 'quote''d' = 'a''b', "
+        "'ünï.🦆' = '☃ \"q\" 🦆')"
     )
     spark.sql(f"ALTER TABLE {name} ADD CONSTRAINT url_set CHECK (url IS NOT NULL)")
     shown = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
@@ -165,5 +166,6 @@ def test_properties_from_the_log_are_those_sql_lists_none_hidden(spark, schema):
     }
     assert from_log["my.url"] == "https://x"
     assert from_log["quote'd"] == "a'b"
+    assert from_log["ünï.🦆"] == '☃ "q" 🦆'
     assert from_log["delta.constraints.url_set"] == "url IS NOT NULL"
     assert existing_table_properties(spark, f"{quote(schema)}.none_{uuid4().hex[:6]}") is None
