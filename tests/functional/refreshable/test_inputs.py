@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.commits import table_id, table_version
+from dbt.adapters.spark_refreshable.engine.commits import latest_snapshot, table_id, table_version
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
 from dbt.adapters.spark_refreshable.engine.inputs import (
     Inputs,
@@ -18,6 +18,7 @@ from dbt.adapters.spark_refreshable.engine.inputs import (
     main_schema,
     read_inputs,
 )
+from dbt.adapters.spark_refreshable.engine.naming import quote
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
 from tests.support.faults import injected
 
@@ -292,3 +293,31 @@ def test_a_commit_landing_after_mains_version_was_read_does_not_hide_an_earlier_
         f"{main} was written while this run checked it"
     )
     assert "was written since the last cycle" in verified.why_changed(spark, main)
+
+
+# names the session catalog takes (letters, digits and _ only): mixed case, a leading _
+@pytest.mark.parametrize("table", ["plain", "MiXeD_Case", "_leading_9"])
+def test_an_inputs_version_and_id_are_the_tables_whatever_its_name(spark, table):
+    """The plan names an input with the session catalog first, quoted: its version and id
+    are the ones SQL gives, and a write to it is seen (read from Delta's log, not SQL)."""
+    schema = f"{SCHEMA}_Names_{next(_names)}"
+    name = f"{quote(schema)}.{quote(table)}"
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
+    spark.sql(f"CREATE TABLE {name} (id INT) USING delta")
+    sql = f"SELECT id FROM {name}"
+
+    def read() -> tuple[str, int]:
+        found = read_inputs(spark, spark.sql(sql), sql, {})
+        assert isinstance(found, Inputs), found
+        [(named, versioned)] = found.tables.items()
+        assert named.lower().startswith("`spark_catalog`.")
+        assert latest_snapshot(spark, named) is not None  # the log is read, not SQL asked
+        return versioned
+
+    by_sql = (
+        str(spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["id"]),
+        int(spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"]),
+    )
+    assert read() == by_sql
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    assert read() == (by_sql[0], by_sql[1] + 1)
