@@ -16,6 +16,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     USER_METADATA_CONF,
     latest_snapshot,
     recent_commits,
+    table_detail,
     table_id,
     table_version,
     written_by_newest_commit,
@@ -24,7 +25,9 @@ from dbt.adapters.spark_refreshable.engine.merge import MainHistory
 from dbt.adapters.spark_refreshable.engine.naming import VNODE_COLUMN, ModelTables, quote
 from dbt.adapters.spark_refreshable.engine.tables import (
     REDACTED,
+    MainDetail,
     existing_table_properties,
+    main_detail,
     replace_scratch_table,
     table_properties,
 )
@@ -169,3 +172,44 @@ def test_properties_from_the_log_are_those_sql_lists_none_hidden(spark, schema):
     assert from_log["ünï.🦆"] == '☃ "q" 🦆'
     assert from_log["delta.constraints.url_set"] == "url IS NOT NULL"
     assert existing_table_properties(spark, f"{quote(schema)}.none_{uuid4().hex[:6]}") is None
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "",
+        "PARTITIONED BY (p)",
+        "CLUSTER BY (k, p)",
+        "CLUSTER BY (k) TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
+    ],
+)
+def test_mains_detail_from_the_log_is_describe_details(spark, schema, layout):
+    """Main's id, location, layout, files and bytes as a cycle reads them from the log (the
+    files from the version's checksum, without the Spark jobs that compute them) equal
+    DESCRIBE DETAIL's, through writes, a renamed clustering column and a log without
+    checksum files."""
+    tables = ModelTables(schema, f"detail_{uuid4().hex[:6]}")
+    spark.sql(f"CREATE TABLE {tables.main} (k INT, p STRING, v STRING) USING delta {layout}")
+
+    def agree() -> MainDetail:
+        from_log = main_detail(spark, tables)
+        assert from_log == MainDetail.of_row(table_detail(spark, tables.main))
+        return from_log
+
+    for step in range(3):
+        spark.sql(f"INSERT INTO {tables.main} VALUES ({step}, 'p{step % 2}', 'x')")
+        assert agree().files == step + 1
+    spark.sql(f"DELETE FROM {tables.main} WHERE k = 0")
+    agree()
+    if "columnMapping" in layout:
+        spark.sql(f"ALTER TABLE {tables.main} RENAME COLUMN k TO k2")
+        assert agree().clustering_columns == ["k2"]
+    checksums = "spark.databricks.delta.writeChecksumFile.enabled"
+    spark.conf.set(checksums, "false")
+    try:
+        spark.sql(f"INSERT INTO {tables.main} VALUES (9, 'p9', 'x')")
+    finally:
+        spark.conf.unset(checksums)
+    spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # read back from its files
+    assert latest_snapshot(spark, tables.main).checksumOpt().isEmpty()  # files computed
+    agree()

@@ -167,6 +167,16 @@ def snapshot_properties(spark: Any, snapshot: Any) -> dict[str, str]:
     return json.loads(mapper.writeValueAsString(snapshot.getProperties()))
 
 
+def snapshot_files(snapshot: Any) -> tuple[int, int]:
+    """A snapshot's data files and their bytes: from its version's checksum file where
+    Delta wrote one (no Spark job), else from the table's state, which Delta computes in
+    Spark jobs (as DESCRIBE DETAIL does: three, 0.9-1.4 s of a tiny cycle)."""
+    checksum = snapshot.checksumOpt()
+    if checksum.isDefined():
+        return int(checksum.get().numFiles()), int(checksum.get().tableSizeBytes())
+    return int(snapshot.numOfFiles()), int(snapshot.sizeInBytes())
+
+
 def table_version(spark: Any, name: str) -> int:
     """A Delta table's latest version."""
     snapshot = latest_snapshot(spark, name)

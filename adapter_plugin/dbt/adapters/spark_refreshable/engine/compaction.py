@@ -21,7 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.commits import table_detail
+from dbt.adapters.spark_refreshable.engine.commits import (
+    latest_snapshot,
+    snapshot_files,
+    table_detail,
+)
 
 MAX_FILE_SIZE_CONF = "spark.databricks.delta.optimize.maxFileSize"
 DEFAULT_MAX_FILE_BYTES = 1024**3
@@ -29,13 +33,17 @@ DEFAULT_MAX_FILE_BYTES = 1024**3
 
 @dataclass(frozen=True)
 class MainFiles:
-    """Main's data files and their bytes (``DESCRIBE DETAIL``'s numFiles, sizeInBytes)."""
+    """Main's data files and their bytes (as ``DESCRIBE DETAIL`` counts them)."""
 
     files: int
     size_bytes: int
 
     @classmethod
-    def of_detail(cls, detail: Any) -> MainFiles:
+    def of_table(cls, spark: Any, main: str) -> MainFiles:
+        snapshot = latest_snapshot(spark, main)
+        if snapshot is not None:
+            return cls(*snapshot_files(snapshot))
+        detail = table_detail(spark, main)
         return cls(int(detail["numFiles"] or 0), int(detail["sizeInBytes"] or 0))
 
     def after(self, merge_metrics: dict[str, Any]) -> MainFiles:
@@ -73,7 +81,7 @@ def compact_main(
 ) -> Compaction | None:
     """``OPTIMIZE`` main if it needs it (see :func:`needs_compaction`); what it did, or None
     when it did not run. ``known``: main's files as the run knows them (None: read them)."""
-    found = known if known is not None else MainFiles.of_detail(table_detail(spark, main))
+    found = known if known is not None else MainFiles.of_table(spark, main)
     files, size_bytes = found.files, found.size_bytes
     if not needs_compaction(files, size_bytes, after_files, _max_file_bytes(spark)):
         return None

@@ -85,6 +85,7 @@ from dbt.adapters.spark_refreshable.engine.sql import row_hash_expression
 from dbt.adapters.spark_refreshable.engine.state import RELEASED_OWNER, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
     FILES_GONE,
+    MainDetail,
     SchemaPlan,
     add_contract_constraints,
     add_missing_state_columns,
@@ -592,7 +593,9 @@ class RefreshRun:
             self.faults.reached("loading")
             base_version = main_version(spark, tables) if main_exists else None
             index = self._main_index(plan, layout, detail, base_version)
-            self._main_files = MainFiles(0, 0) if detail is None else MainFiles.of_detail(detail)
+            self._main_files = (
+                MainFiles(0, 0) if detail is None else MainFiles(detail.files, detail.size_bytes)
+            )
         return Staged(
             plan,
             layout,
@@ -600,7 +603,7 @@ class RefreshRun:
             staged_rows,
             main_exists,
             base_version,
-            None if detail is None else str(detail["id"]),
+            None if detail is None else detail.id,
             index,
             inputs,
         )
@@ -833,7 +836,7 @@ class RefreshRun:
             self.result.main_compacted = [done.files_before, done.files_after]
             self.report.say(f"compacted main: {done.files_before} files -> {done.files_after}")
 
-    def _check_layout(self, plan: SchemaPlan, main_detail: Any) -> None:
+    def _check_layout(self, plan: SchemaPlan, main_detail: MainDetail | None) -> None:
         """Refuse a partition_by or clustering main could not be created with, before the
         load writes anything; say so when an existing main's layout differs from it."""
         if main_detail is None:
@@ -852,7 +855,11 @@ class RefreshRun:
         return stored.main_id or table_id(self.spark, main), main_schema(self.spark, main)
 
     def _main_index(
-        self, plan: SchemaPlan, layout: VnodeLayout, main_detail: Any, base_version: int | None
+        self,
+        plan: SchemaPlan,
+        layout: VnodeLayout,
+        main_detail: MainDetail,
+        base_version: int | None,
     ) -> diff.MainIndex | None:
         """Main's keys and row hashes as the last completed snapshot left them in staging,
         when main still holds exactly that snapshot: the cycle that loaded it verified main
@@ -871,9 +878,7 @@ class RefreshRun:
         )
         if not same_hashes or plan.add or plan.drop:
             return None
-        why = last.main.why_changed(
-            self.spark, self.tables.main, str(main_detail["id"]), base_version
-        )
+        why = last.main.why_changed(self.spark, self.tables.main, main_detail.id, base_version)
         if why is None:
             return diff.MainIndex(last.staging_version, state.last_rows, state.last_checksum)
         self.report.say(f"diffing against all of main: {why}")

@@ -31,6 +31,7 @@ from pyspark.sql.types import (
 from dbt.adapters.spark_refreshable.engine.commits import (
     jvm_table,
     latest_snapshot,
+    snapshot_files,
     snapshot_properties,
     table_detail,
 )
@@ -128,11 +129,69 @@ def files_gone(tables: ModelTables, role: str) -> ConfigError:
     )
 
 
-def main_detail(spark: Any, tables: ModelTables) -> Any | None:
-    """DESCRIBE DETAIL's row of main (its format too: no DESCRIBE TABLE besides), None when
-    main does not exist yet. Refuses a main that is a view, a table of another format than
-    Delta, or one whose files are gone. (Existence is asked first: Spark logs every failed
-    statement as an error, a first build's included.)"""
+@dataclass(frozen=True)
+class MainDetail:
+    """What a cycle reads of an existing main, as DESCRIBE DETAIL lists it."""
+
+    id: str
+    location: str
+    partition_columns: list[str]
+    clustering_columns: list[str]
+    files: int
+    size_bytes: int
+
+    @classmethod
+    def of_snapshot(cls, spark: Any, snapshot: Any) -> MainDetail:
+        """From Delta's snapshot of main's log, as DESCRIBE DETAIL reads it, but without the
+        Spark jobs that compute the table's state for its file count (see
+        ``commits.snapshot_files``). Clustering columns cost those jobs still, for a table
+        with liquid clustering only."""
+        clustering = spark._jvm.org.apache.spark.sql.delta.skipping.clustering
+        mapper = spark._jvm.org.apache.spark.sql.delta.util.JsonUtils.mapper()
+        clustered = []
+        if clustering.ClusteredTableUtils.isSupported(snapshot.protocol()):
+            names = clustering.ClusteringColumnInfo.extractLogicalNames(snapshot)
+            clustered = json.loads(mapper.writeValueAsString(names))
+        metadata = snapshot.metadata()
+        files, size_bytes = snapshot_files(snapshot)
+        return cls(
+            id=str(metadata.id()),
+            location=str(snapshot.deltaLog().dataPath().toString()),
+            partition_columns=json.loads(mapper.writeValueAsString(metadata.partitionColumns())),
+            clustering_columns=clustered,
+            files=files,
+            size_bytes=size_bytes,
+        )
+
+    @classmethod
+    def of_row(cls, row: Any) -> MainDetail:
+        """From DESCRIBE DETAIL's row."""
+        try:
+            clustered = list(row["clusteringColumns"] or [])
+        except (KeyError, ValueError):  # a Delta without liquid clustering
+            clustered = []
+        return cls(
+            id=str(row["id"]),
+            location=str(row["location"]),
+            partition_columns=list(row["partitionColumns"] or []),
+            clustering_columns=clustered,
+            files=int(row["numFiles"] or 0),
+            size_bytes=int(row["sizeInBytes"] or 0),
+        )
+
+
+def main_detail(spark: Any, tables: ModelTables) -> MainDetail | None:
+    """Main's detail, None when main does not exist yet: from its Delta log where the driver
+    can read it, else from DESCRIBE DETAIL, which refuses a main that is a view, a table of
+    another format than Delta, or one whose files are gone. (Existence is asked before
+    DESCRIBE DETAIL: Spark logs every failed statement as an error, a first build's
+    included.)"""
+    snapshot = latest_snapshot(spark, tables.main)
+    if snapshot is not None:
+        try:
+            return MainDetail.of_snapshot(spark, snapshot)
+        except (Py4JError, PySparkException):  # Delta's API is not the one this reads
+            pass
     if not table_exists(spark, tables.main):
         return None
     try:
@@ -153,7 +212,7 @@ def main_detail(spark: Any, tables: ModelTables) -> Any | None:
             f"Run `dbt run --full-refresh --select <model>` to rebuild it as refreshable, or "
             f"drop it. Nothing was changed."
         )
-    return detail
+    return MainDetail.of_row(detail)
 
 
 def claim_bookkeeping_tables(
@@ -483,13 +542,13 @@ def _same_location(found: str, wanted: str) -> bool:
     return normal(found) == normal(wanted)
 
 
-def layout_drift(detail: Any, config: RefreshConfig, location: str | None) -> str | None:
-    """How an existing main's partitioning, clustering or location (DESCRIBE DETAIL's row)
-    differs from the model's config (``location``: ``main_location``'s), if it does. Layout
-    applies when main is created."""
+def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None) -> str | None:
+    """How an existing main's partitioning, clustering or location differs from the model's
+    config (``location``: ``main_location``'s), if it does. Layout applies when main is
+    created."""
     found = {
-        "partition_by": list(detail["partitionColumns"] or []),
-        "liquid_clustered_by": list(_clustering_columns(detail)),
+        "partition_by": detail.partition_columns,
+        "liquid_clustered_by": detail.clustering_columns,
     }
     wanted = {
         "partition_by": list(config.partition_by),
@@ -500,21 +559,14 @@ def layout_drift(detail: Any, config: RefreshConfig, location: str | None) -> st
         for setting in found
         if [c.lower() for c in found[setting]] != [c.lower() for c in wanted[setting]]
     ]
-    if location is not None and not _same_location(str(detail["location"]), location):
-        differing.append(f"location_root puts main at {location}, main is at {detail['location']}")
+    if location is not None and not _same_location(detail.location, location):
+        differing.append(f"location_root puts main at {location}, main is at {detail.location}")
     if not differing:
         return None
     return (
         f"{'; '.join(differing)}. Layout is set when main is created: run "
         f"`dbt run --full-refresh --select <model>` to rebuild main with it"
     )
-
-
-def _clustering_columns(detail: Any) -> list[str]:
-    try:
-        return list(detail["clusteringColumns"] or [])
-    except (KeyError, ValueError):  # a Delta without liquid clustering
-        return []
 
 
 def create_or_evolve_main(
