@@ -65,12 +65,11 @@ CONFLICT_CONDITIONS = ("DELTA_CONCURRENT_", "DELTA_METADATA_CHANGED", "DELTA_PRO
 COMMIT_FIELDS = ("version", "operation", "operationMetrics", "userMetadata")
 # The catalog whose tables Delta's log API finds by a ``db.table`` identifier
 SESSION_CATALOG = "spark_catalog"
-# Delta operations that change no row of a table (a table's columns are checked apart)
+# Delta operations that change no row of a table, nor its columns but for their comments
 ROWLESS_OPERATIONS = frozenset(
     {
         "SET TBLPROPERTIES",
         "UNSET TBLPROPERTIES",
-        "ADD COLUMNS",
         "CHANGE COLUMN",
         "ADD CONSTRAINT",
         "DROP CONSTRAINT",

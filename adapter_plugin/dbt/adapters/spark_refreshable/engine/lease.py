@@ -158,7 +158,7 @@ class Lease:
                 self._log_rows += 1
                 if self._log_rows >= COMPACT_AT_ROWS:
                     self._compact(new.lease_version)
-            return won
+            return won is not None
 
     def _append(self, new: State) -> StateAppend | None:
         """Append ``new`` as the state's next row; the append if it won (see

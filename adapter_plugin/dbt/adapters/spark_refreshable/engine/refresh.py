@@ -858,7 +858,7 @@ class RefreshRun:
         self,
         plan: SchemaPlan,
         layout: VnodeLayout,
-        main_detail: MainDetail,
+        main_detail: MainDetail | None,
         base_version: int | None,
     ) -> diff.MainIndex | None:
         """Main's keys and row hashes as the last completed snapshot left them in staging,
@@ -869,7 +869,7 @@ class RefreshRun:
         version still holds that snapshot (``MainIndex.mismatch``), in its own job."""
         state = self.lease.state
         last = LastSnapshot.parse(state.last_columns)
-        if base_version is None or last is None or last.main is None:
+        if main_detail is None or base_version is None or last is None or last.main is None:
             return None
         same_hashes = (
             last.keys == plan.keys

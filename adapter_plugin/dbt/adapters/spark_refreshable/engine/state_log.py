@@ -12,7 +12,7 @@ append and by every reader, makes one of them the winner:
 Of two appends from one read, the first wins. Winners' lease versions grow with their
 commits (an append reads the newest winner's; a later winner that read an older state has
 the newer one in its window), so the state is the newest winner. Commits that change no
-row (``commits.ROWLESS_OPERATIONS``, the lease's own compactions) are passed by; any other commit
+row (``PASSED_BY_OPERATIONS``, the lease's own compactions) are passed by; any other commit
 (a table created, rows updated by hand) ends the walk, and the reader scans the table.
 An append of an earlier version of the engine, a compare-and-set by Delta's idempotent
 writes (``txnAppId``), carries no ``read_at``: it won once it committed.
@@ -39,6 +39,9 @@ from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State
 APPEND_TAG = "dbt-refreshable-state:"
 # What the lease's compaction (a DELETE of the rows below the newest) carries.
 COMPACTION_TAG = "dbt-refreshable-state-compaction"
+# Commits of a state table the rule passes by: those that change no row, and the columns an
+# upgrade of the engine adds (nulls in the rows before it, which a state row reads as unset)
+PASSED_BY_OPERATIONS = ROWLESS_OPERATIONS | {"ADD COLUMNS"}
 # Commits read at first, and at most, to find the newest winner (each a small file read).
 FIRST_LOOK = 3
 LONGEST_LOOK = 3 * 4**4
@@ -76,7 +79,7 @@ def append_tag(token: str, state: State, rows: int, read_at: int) -> str:
 def classify(commit: Mapping[str, Any]) -> Entry:
     """A commit of the state table as the rule sees it: an append, rowless, or foreign."""
     tag = commit.get("userMetadata") or ""
-    if tag == COMPACTION_TAG or commit.get("operation") in ROWLESS_OPERATIONS:
+    if tag == COMPACTION_TAG or commit.get("operation") in PASSED_BY_OPERATIONS:
         return Mark.ROWLESS
     if not tag.startswith(APPEND_TAG) or " " not in tag:
         return Mark.FOREIGN
