@@ -193,7 +193,10 @@ def test_mains_detail_from_the_log_is_describe_details(spark, schema, layout):
 
     def agree() -> MainDetail:
         from_log = main_detail(spark, tables)
-        assert from_log == MainDetail.of_row(table_detail(spark, tables.main))
+        described = MainDetail.of_row(
+            table_detail(spark, tables.main), table_version(spark, tables.main)
+        )
+        assert from_log == described
         return from_log
 
     for step in range(3):

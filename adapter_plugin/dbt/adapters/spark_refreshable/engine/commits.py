@@ -107,11 +107,11 @@ def commits_in_log(spark: Any, snapshot: Any, limit: int) -> list[dict[str, Any]
         delta = spark._jvm.org.apache.spark.sql.delta
         log = snapshot.deltaLog()
         files = delta.util.DeltaCommitFileProvider.apply(snapshot)
-        store, conf, mapper = log.store(), log.newDeltaHadoopConf(), delta.util.JsonUtils.mapper()
+        store, conf = log.store(), log.newDeltaHadoopConf()
         latest = int(snapshot.version())
         for version in range(latest, max(latest - limit, -1), -1):
             info = delta.DeltaHistoryManager.getCommitInfoOpt(store, files.deltaFile(version), conf)
-            commit = json.loads(mapper.writeValueAsString(info.get())) if info.isDefined() else {}
+            commit = jvm_json(spark, info.get()) if info.isDefined() else {}
             found.append({field: commit.get(field) for field in COMMIT_FIELDS[1:]})
             found[-1]["version"] = version
     except (Py4JError, PySparkException):
@@ -159,11 +159,17 @@ def latest_snapshot(spark: Any, name: str) -> Any | None:
         return None
 
 
-def snapshot_properties(spark: Any, snapshot: Any) -> dict[str, str]:
-    """A snapshot's table properties (the ones SHOW TBLPROPERTIES lists, none redacted), in
-    one call to the JVM (a map read through Py4J costs two calls a property)."""
+def jvm_json(spark: Any, value: Any) -> Any:
+    """A JVM value of Delta's (a commit's info, a Scala map or sequence) as Python's, by
+    way of Delta's JSON mapper: one call to the JVM, where reading a collection through Py4J
+    costs one or two an element."""
     mapper = spark._jvm.org.apache.spark.sql.delta.util.JsonUtils.mapper()
-    return json.loads(mapper.writeValueAsString(snapshot.getProperties()))
+    return json.loads(mapper.writeValueAsString(value))
+
+
+def snapshot_properties(spark: Any, snapshot: Any) -> dict[str, str]:
+    """A snapshot's table properties (the ones SHOW TBLPROPERTIES lists, none redacted)."""
+    return jvm_json(spark, snapshot.getProperties())
 
 
 def snapshot_files(snapshot: Any) -> tuple[int, int]:
@@ -195,6 +201,20 @@ def written_by_newest_commit(spark: Any, name: str) -> tuple[int, int | None]:
 def table_detail(spark: Any, name: str) -> Any:
     """DESCRIBE DETAIL's row of a Delta table (id, partitionColumns, clusteringColumns...)."""
     return spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]
+
+
+def detail_files(detail: Any) -> tuple[int, int]:
+    """The data files and their bytes in DESCRIBE DETAIL's row."""
+    return int(detail["numFiles"] or 0), int(detail["sizeInBytes"] or 0)
+
+
+def table_files(spark: Any, name: str) -> tuple[int, int]:
+    """A Delta table's data files and their bytes, as DESCRIBE DETAIL counts them: from its
+    log where the driver can read it (``snapshot_files``), else by DESCRIBE DETAIL."""
+    snapshot = latest_snapshot(spark, name)
+    if snapshot is not None:
+        return snapshot_files(snapshot)
+    return detail_files(table_detail(spark, name))
 
 
 def table_id(spark: Any, name: str) -> str:

@@ -21,11 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbt.adapters.spark_refreshable.engine.commits import (
-    latest_snapshot,
-    snapshot_files,
-    table_detail,
-)
+from dbt.adapters.spark_refreshable.engine.commits import table_files
 
 MAX_FILE_SIZE_CONF = "spark.databricks.delta.optimize.maxFileSize"
 DEFAULT_MAX_FILE_BYTES = 1024**3
@@ -40,11 +36,7 @@ class MainFiles:
 
     @classmethod
     def of_table(cls, spark: Any, main: str) -> MainFiles:
-        snapshot = latest_snapshot(spark, main)
-        if snapshot is not None:
-            return cls(*snapshot_files(snapshot))
-        detail = table_detail(spark, main)
-        return cls(int(detail["numFiles"] or 0), int(detail["sizeInBytes"] or 0))
+        return cls(*table_files(spark, main))
 
     def after(self, merge_metrics: dict[str, Any]) -> MainFiles:
         """Main after a ``MERGE`` commit with these metrics (DESCRIBE HISTORY's

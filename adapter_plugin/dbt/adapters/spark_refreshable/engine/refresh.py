@@ -574,7 +574,8 @@ class RefreshRun:
 
     def _stage(self, snapshot: Callable[[], Any]) -> Staged:
         """The snapshot written to staging under the cycle's schema plan and vnode layout;
-        main as the diff is to find it (the diff summarizes staging)."""
+        main as one read of its log found it before the load: the version the diff reads
+        (a later commit of another writer's is found by the chunks, which diff again)."""
         spark, tables, config = self.spark, self.tables, self.config
         with self.clock.measure("load"):
             detail = main_detail(spark, tables)
@@ -591,8 +592,8 @@ class RefreshRun:
             load.write_staging(frame, tables, plan, layout)
             staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
             self.faults.reached("loading")
-            base_version = main_version(spark, tables) if main_exists else None
-            index = self._main_index(plan, layout, detail, base_version)
+            base_version = None if detail is None else detail.version
+            index = self._main_index(plan, layout, detail)
             self._main_files = (
                 MainFiles(0, 0) if detail is None else MainFiles(detail.files, detail.size_bytes)
             )
@@ -859,7 +860,6 @@ class RefreshRun:
         plan: SchemaPlan,
         layout: VnodeLayout,
         main_detail: MainDetail | None,
-        base_version: int | None,
     ) -> diff.MainIndex | None:
         """Main's keys and row hashes as the last completed snapshot left them in staging,
         when main still holds exactly that snapshot: the cycle that loaded it verified main
@@ -869,7 +869,7 @@ class RefreshRun:
         version still holds that snapshot (``MainIndex.mismatch``), in its own job."""
         state = self.lease.state
         last = LastSnapshot.parse(state.last_columns)
-        if main_detail is None or base_version is None or last is None or last.main is None:
+        if main_detail is None or last is None or last.main is None:
             return None
         same_hashes = (
             last.keys == plan.keys
@@ -878,7 +878,9 @@ class RefreshRun:
         )
         if not same_hashes or plan.add or plan.drop:
             return None
-        why = last.main.why_changed(self.spark, self.tables.main, main_detail.id, base_version)
+        why = last.main.why_changed(
+            self.spark, self.tables.main, main_detail.id, main_detail.version
+        )
         if why is None:
             return diff.MainIndex(last.staging_version, state.last_rows, state.last_checksum)
         self.report.say(f"diffing against all of main: {why}")

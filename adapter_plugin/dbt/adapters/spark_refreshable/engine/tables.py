@@ -29,11 +29,14 @@ from pyspark.sql.types import (
 )
 
 from dbt.adapters.spark_refreshable.engine.commits import (
+    detail_files,
+    jvm_json,
     jvm_table,
     latest_snapshot,
     snapshot_files,
     snapshot_properties,
     table_detail,
+    table_version,
 )
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import (
@@ -131,9 +134,11 @@ def files_gone(tables: ModelTables, role: str) -> ConfigError:
 
 @dataclass(frozen=True)
 class MainDetail:
-    """What a cycle reads of an existing main, as DESCRIBE DETAIL lists it."""
+    """What a cycle reads of an existing main, as DESCRIBE DETAIL lists it, and the version
+    it was read at."""
 
     id: str
+    version: int
     location: str
     partition_columns: list[str]
     clustering_columns: list[str]
@@ -147,36 +152,38 @@ class MainDetail:
         ``commits.snapshot_files``). Clustering columns cost those jobs still, for a table
         with liquid clustering only."""
         clustering = spark._jvm.org.apache.spark.sql.delta.skipping.clustering
-        mapper = spark._jvm.org.apache.spark.sql.delta.util.JsonUtils.mapper()
         clustered = []
         if clustering.ClusteredTableUtils.isSupported(snapshot.protocol()):
             names = clustering.ClusteringColumnInfo.extractLogicalNames(snapshot)
-            clustered = json.loads(mapper.writeValueAsString(names))
+            clustered = jvm_json(spark, names)
         metadata = snapshot.metadata()
         files, size_bytes = snapshot_files(snapshot)
         return cls(
             id=str(metadata.id()),
+            version=int(snapshot.version()),
             location=str(snapshot.deltaLog().dataPath().toString()),
-            partition_columns=json.loads(mapper.writeValueAsString(metadata.partitionColumns())),
+            partition_columns=jvm_json(spark, metadata.partitionColumns()),
             clustering_columns=clustered,
             files=files,
             size_bytes=size_bytes,
         )
 
     @classmethod
-    def of_row(cls, row: Any) -> MainDetail:
-        """From DESCRIBE DETAIL's row."""
+    def of_row(cls, row: Any, version: int) -> MainDetail:
+        """From DESCRIBE DETAIL's row (which names no version: read it after)."""
         try:
             clustered = list(row["clusteringColumns"] or [])
         except (KeyError, ValueError):  # a Delta without liquid clustering
             clustered = []
+        files, size_bytes = detail_files(row)
         return cls(
             id=str(row["id"]),
+            version=version,
             location=str(row["location"]),
             partition_columns=list(row["partitionColumns"] or []),
             clustering_columns=clustered,
-            files=int(row["numFiles"] or 0),
-            size_bytes=int(row["sizeInBytes"] or 0),
+            files=files,
+            size_bytes=size_bytes,
         )
 
 
@@ -212,7 +219,7 @@ def main_detail(spark: Any, tables: ModelTables) -> MainDetail | None:
             f"Run `dbt run --full-refresh --select <model>` to rebuild it as refreshable, or "
             f"drop it. Nothing was changed."
         )
-    return MainDetail.of_row(detail)
+    return MainDetail.of_row(detail, table_version(spark, tables.main))
 
 
 def claim_bookkeeping_tables(
