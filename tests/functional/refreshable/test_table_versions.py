@@ -12,6 +12,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from dbt.adapters.spark_refreshable.engine.commits import (
+    ANSWER_CHARS,
     COMMIT_FIELDS,
     USER_METADATA_CONF,
     latest_snapshot,
@@ -29,6 +30,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     existing_table_properties,
     main_detail,
     replace_scratch_table,
+    set_table_properties,
     table_properties,
 )
 
@@ -172,6 +174,26 @@ def test_properties_from_the_log_are_those_sql_lists_none_hidden(spark, schema):
     assert from_log["ünï.🦆"] == '☃ "q" 🦆'
     assert from_log["delta.constraints.url_set"] == "url IS NOT NULL"
     assert existing_table_properties(spark, f"{quote(schema)}.none_{uuid4().hex[:6]}") is None
+
+
+def test_values_longer_than_one_answer_of_the_jvm_are_read_whole(spark, schema):
+    """A commit's tag and a property longer than what one Py4J answer carries (read in
+    pieces, see ``commits.jvm_json``), with emoji, backslashes and quotes at every offset,
+    so across the pieces' edges too."""
+    name = f"{quote(schema)}.long_{uuid4().hex[:6]}"
+    spark.sql(f"CREATE TABLE {name} (k INT) USING delta")
+    unit = "ü\\\"🦆'x"
+    text = (unit * (3 * ANSWER_CHARS))[: 3 * ANSWER_CHARS + 7]
+    spark.conf.set(USER_METADATA_CONF, text)
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES (1)")
+    finally:
+        spark.conf.unset(USER_METADATA_CONF)
+    set_table_properties(spark, name, {"long.value": text[1:]})
+    tagged = recent_commits(spark, name, 2)[1]  # the INSERT, before the property's commit
+    assert tagged["userMetadata"] == text
+    assert recent_commits(spark, name, 3) == _history_by_sql(spark, name, 3)
+    assert table_properties(spark, name)["long.value"] == text[1:]
 
 
 @pytest.mark.parametrize(
