@@ -246,6 +246,20 @@ def table_id(spark: Any, name: str) -> str:
     return str(table_detail(spark, name)["id"])
 
 
+def snapshot_identity(snapshot: Any) -> tuple[str, int]:
+    """The table id and version of a snapshot (``latest_snapshot``'s)."""
+    return str(snapshot.metadata().id()), int(snapshot.version())
+
+
+def table_identity(spark: Any, name: str) -> tuple[str, int]:
+    """A Delta table's id and latest version, in one read of its log where the driver can
+    read it (else as ``table_id`` and ``table_version`` ask SQL)."""
+    snapshot = latest_snapshot(spark, name)
+    if snapshot is not None:
+        return snapshot_identity(snapshot)
+    return table_id(spark, name), table_version(spark, name)
+
+
 @contextlib.contextmanager
 def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) -> Iterator[None]:
     """Tag (and with ``fence``, an app id and version, fence) the Delta commit of the block,

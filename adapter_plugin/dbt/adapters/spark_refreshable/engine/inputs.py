@@ -24,8 +24,11 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.commits import (
     ROWLESS_OPERATIONS,
+    latest_snapshot,
     recent_commits,
+    snapshot_identity,
     table_id,
+    table_identity,
     table_version,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
@@ -90,9 +93,15 @@ class VerifiedMain:
     ) -> str | None:
         """Why ``main`` may not hold the same rows any more, or None: it is the same table
         with the same columns, and every commit since changed no row. ``table`` and
-        ``latest``: main's id and version if already read."""
+        ``latest``: main's id and version if already read (else one read of main's log
+        gives both)."""
         if table is None:
-            table = table_id(spark, main) if table_exists(spark, main) else None
+            snapshot = latest_snapshot(spark, main)
+            if snapshot is not None:
+                table, newest = snapshot_identity(snapshot)
+                latest = newest if latest is None else latest
+            elif table_exists(spark, main):
+                table = table_id(spark, main)
         if table != self.table_id:
             return f"{main} was dropped or replaced"
         if main_schema(spark, main) != self.schema:
@@ -165,7 +174,7 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
         provider = table.provider()
         if not provider.isDefined() or provider.get().lower() != "delta":
             return f"the model reads {name}, which is not a Delta table"
-        tables[name] = (table_id(spark, name), table_version(spark, name))
+        tables[name] = table_identity(spark, name)
     canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
     settings = {conf: spark.conf.get(conf, None) for conf in RESULT_CONFS}
     described = [sql, config, settings, canonical, functions, plan.schema().json()]

@@ -75,7 +75,7 @@ from dbt.adapters.spark_refreshable.engine.merge import (
     merge_chunk,
     schema_tag,
 )
-from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.naming import BOOKKEEPING_SUFFIXES, ModelTables
 from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
@@ -210,22 +210,9 @@ class RefreshRun:
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> RefreshResult:
         with self.clock.measure("bookkeeping"):
-            if not self.tables.bookkeeping_beside_main:
-                self._move_bookkeeping_beside_main()
-                ensure_bookkeeping_schema(self.spark, self.tables)
-            outdated = claim_bookkeeping_tables(self.spark, self.tables, dropping=full_refresh)
-            if full_refresh:
-                self._drop_for_full_refresh()
-                outdated = {}
-            found = self._own_new_state_table()
-            if found is None:  # the table exists: one of an earlier version gains columns
-                add_missing_state_columns(self.spark, self.tables)
-                read = None
-                if not full_refresh:
-                    skipped, read = self._skipped(snapshot)
-                    if skipped is not None:
-                        return skipped
-                found = self.lease.acquire(just_read=read)
+            found, outdated = self._claim(snapshot, full_refresh)
+            if isinstance(found, RefreshResult):
+                return found
         try:
             self._upgrade_bookkeeping(outdated)
             with Heartbeat(self.lease, self.config.heartbeat_interval):
@@ -241,12 +228,43 @@ class RefreshRun:
         self.lease.forget()
         return self._result()
 
+    def _claim(
+        self, snapshot: Callable[[], Any], full_refresh: bool
+    ) -> tuple[State | RefreshResult, dict[str, dict[str, str]]]:
+        """The model's bookkeeping claimed (see ``tables.claim_bookkeeping_tables``) and
+        its lease taken: the state as it was before, and the properties that tables of an
+        earlier version lack. Or the result of a run that has nothing to do (see
+        ``_skipped``): that run reads the state table alone."""
+        spark, tables = self.spark, self.tables
+        if not tables.bookkeeping_beside_main:
+            self._move_bookkeeping_beside_main()
+        claimed = claim_bookkeeping_tables(spark, tables, ("state",), dropping=full_refresh)
+        has_state = "state" in claimed.present
+        if not has_state and not tables.bookkeeping_beside_main:
+            ensure_bookkeeping_schema(spark, tables)
+        read = None
+        if has_state and not full_refresh:
+            add_missing_state_columns(spark, tables)  # a state table of an earlier version
+            skipped, read = self._skipped(snapshot)
+            if skipped is not None:
+                return skipped, {}
+        others = tuple(role for role in BOOKKEEPING_SUFFIXES if role != "state")
+        outdated = {
+            **claimed.outdated,
+            **claim_bookkeeping_tables(spark, tables, others, dropping=full_refresh).outdated,
+        }
+        if full_refresh:
+            self._drop_for_full_refresh()
+            outdated, has_state = {}, False
+        found = None if has_state else self._own_new_state_table()
+        if found is None:  # the table exists, or another run created it first
+            found = self.lease.acquire(just_read=read)
+        return found, outdated
+
     def _own_new_state_table(self) -> State | None:
         """A model's first run (or one after ``--full-refresh`` dropped the state): the
         state table is created holding this run's claim, one commit where an existing table
-        takes a read and a compare-and-set. None: the table exists."""
-        if table_exists(self.spark, self.tables.state):
-            return None
+        takes a read and a compare-and-set. None: another run created it first."""
         try:
             return self.lease.own_new_table(
                 lambda claimed: create_state_table(self.spark, self.tables, claimed)

@@ -40,6 +40,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
 )
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
 from dbt.adapters.spark_refreshable.engine.naming import (
+    BOOKKEEPING_SUFFIXES,
     HASH_COLUMN,
     OP_COLUMN,
     VNODE_COLUMN,
@@ -222,20 +223,30 @@ def main_detail(spark: Any, tables: ModelTables) -> MainDetail | None:
     return MainDetail.of_row(detail, table_version(spark, tables.main))
 
 
+@dataclass(frozen=True)
+class Claim:
+    """What claiming some of a model's bookkeeping tables found: the roles whose table
+    exists, and the properties that the state and progress tables of earlier versions lack
+    (log properties, the state table's owner), by table name, for the run to set once it
+    holds the lease (a commit to the state table beside a live owner's would fail its next
+    compare-and-set)."""
+
+    present: frozenset[str]
+    outdated: dict[str, dict[str, str]]
+
+
 def claim_bookkeeping_tables(
-    spark: Any, tables: ModelTables, dropping: bool = False
-) -> dict[str, dict[str, str]]:
-    """Refuse to go on if a table with a bookkeeping table's name is not the engine's, or
-    if the state table is another model's, or if a table's files are gone (unless the run
-    is ``dropping`` the tables: --full-refresh). Tables of 0.1.0, recognized by their
-    columns, get the marker now. Returns the properties that the state and progress tables
-    of earlier versions lack (log properties, the state table's owner), by table name,
-    for the run to set once it holds the lease (a commit to the state table beside a live
-    owner's would fail its next compare-and-set)."""
-    outdated = {}
-    for role in tables.identifiers():
-        if role == "main":
-            continue
+    spark: Any,
+    tables: ModelTables,
+    roles: tuple[str, ...] = tuple(BOOKKEEPING_SUFFIXES),
+    dropping: bool = False,
+) -> Claim:
+    """Refuse to go on if a table with the name of a bookkeeping table of ``roles`` is not
+    the engine's, or if the state table is another model's, or if a table's files are gone
+    (unless the run is ``dropping`` the tables: --full-refresh). Tables of 0.1.0, recognized
+    by their columns, get the marker now."""
+    outdated, present = {}, set()
+    for role in roles:
         name = tables.role_name(role)
         try:
             held = existing_table_properties(spark, name)
@@ -247,6 +258,7 @@ def claim_bookkeeping_tables(
             raise files_gone(tables, role) from None
         if held is None:
             continue
+        present.add(role)
         if held.get(MARKER) != "true":
             _claim_legacy(spark, tables, role, name)
         missing = {k: v for k, v in BOOKKEEPING_LOG_PROPERTIES.items() if held.get(k) != v}
@@ -256,7 +268,7 @@ def claim_bookkeeping_tables(
                 missing[OWNER_PROPERTY] = state_owner(tables)
         if missing and role in ("state", "progress"):  # staging and changes get them anew
             outdated[name] = missing
-    return outdated
+    return Claim(frozenset(present), outdated)
 
 
 def state_owner(tables: ModelTables) -> str:
