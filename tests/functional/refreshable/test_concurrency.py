@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine import merge, progress
+from dbt.adapters.spark_refreshable.engine import faults, merge, progress
 from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
 from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
 from dbt.adapters.spark_refreshable.engine.job import RefreshResult
@@ -157,6 +157,33 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
     result = model.refresh(snapshot, merge_chunk_rows=8, checkpoint_interval=0)
     assert vandalised and result.chunks_total >= 3
     assert any(i % 2 == 0 for i in vandalised), "unchanged rows were overwritten too"
+    assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
+
+
+@pytest.mark.parametrize("changed", [False, True], ids=["the last snapshot again", "changed"])
+def test_another_writer_while_the_snapshot_loads_is_corrected_toward_it(model, changed):
+    """A cycle reads main's version before the load, so a write to main while the snapshot
+    loads lands after it. The snapshot of the last cycle again (its diff skipped: main's
+    index says nothing changed) or a changed one: the merge finds that write in main's
+    history, every chunk diffs again against main as it is, and main ends equal to the
+    snapshot."""
+    snapshot = [(i, f"changed{i}" if changed and i % 7 == 0 else v) for i, v in ROWS]
+    writes = []
+
+    class WriteWhileLoading:
+        def reached(self, point: str) -> None:
+            if point == "loading" and not writes:
+                model.spark.sql(
+                    f"UPDATE {model.tables.main} SET value = 'written' WHERE id % 5 = 0"
+                )
+                writes.append(point)
+
+    faults.install(WriteWhileLoading)
+    try:
+        result = model.refresh(snapshot, merge_chunk_rows=20)
+    finally:
+        faults.install(None)
+    assert writes and result.diff_skipped is not changed
     assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
 
 
