@@ -34,6 +34,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     jvm_table,
     latest_snapshot,
     snapshot_files,
+    snapshot_identity,
     snapshot_properties,
     table_detail,
     table_version,
@@ -157,13 +158,13 @@ class MainDetail:
         if clustering.ClusteredTableUtils.isSupported(snapshot.protocol()):
             names = clustering.ClusteringColumnInfo.extractLogicalNames(snapshot)
             clustered = jvm_json(spark, names)
-        metadata = snapshot.metadata()
+        table, version = snapshot_identity(snapshot)
         files, size_bytes = snapshot_files(snapshot)
         return cls(
-            id=str(metadata.id()),
-            version=int(snapshot.version()),
+            id=table,
+            version=version,
             location=str(snapshot.deltaLog().dataPath().toString()),
-            partition_columns=jvm_json(spark, metadata.partitionColumns()),
+            partition_columns=jvm_json(spark, snapshot.metadata().partitionColumns()),
             clustering_columns=clustered,
             files=files,
             size_bytes=size_bytes,
