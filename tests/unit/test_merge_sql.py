@@ -44,3 +44,18 @@ def test_a_range_chunk_matches_a_range_of_the_key_that_file_statistics_can_skip_
         "t.`id` = c.`id` AND t.`id` >= 20 AND t.`id` < 30",
         "t.`id` = c.`id` AND t.`id` >= 30",
     ]
+
+
+def clauses(statement: str) -> list[str]:
+    return [" ".join(c.split()[:3]) for c in statement.split("WHEN ")[1:]]
+
+
+def test_a_chunk_of_inserts_alone_has_the_insert_clause_alone():
+    [chunk] = plan_chunks({v: 10 for v in range(16)}, 16, 1_000)
+    assert clauses(merge_sql(HASHED, chunk, "source", {"I": {0: 3}})) == ["NOT MATCHED AND"]
+    for ops in ({"I": {0: 3}, "U": {1: 1}}, {"D": {0: 1}}, {"U": {2: 2}}):
+        assert clauses(merge_sql(HASHED, chunk, "source", ops)) == [
+            "MATCHED AND c.__refreshable_op",
+            "MATCHED AND c.__refreshable_op",
+            "NOT MATCHED AND",
+        ], ops

@@ -21,7 +21,7 @@ each row of main cost its ``MERGE`` ~13% at SF 1 (bench/results/history/2026-11-
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,9 +197,15 @@ def rediff_sql(cycle: Cycle, chunk: Chunk, version: int) -> str:
     return changed_rows_sql(f"({found})", tables, plan, chunk.vnode_range, pinned)
 
 
-def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
+def merge_sql(
+    cycle: Cycle, chunk: Chunk, view: str, ops: Collection[str] = tuple(OPERATIONS)
+) -> str:
     """Apply a chunk's diff. Robust to the target having moved since the diff: an insert
-    or update upserts, a delete deletes."""
+    or update upserts, a delete deletes. A chunk whose changes are inserts alone (``ops``,
+    as counted) has the insert clause alone, which Delta runs in one pass without first
+    materializing the source: a key that main gained after the version the chunk was
+    diffed against is another writer's commit, which makes the chunk diff again
+    (:func:`merge_chunk`), and applied twice such a chunk finds its rows already there."""
     keys, columns = cycle.plan.keys, cycle.plan.columns
     on = " AND ".join(f"t.{ident(k)} = c.{ident(k)}" for k in keys)
     in_chunk = cycle.layout.slice_predicate(keys, chunk.first_vnode, chunk.last_vnode, "t")
@@ -209,12 +215,17 @@ def merge_sql(cycle: Cycle, chunk: Chunk, view: str) -> str:
     updates = ", ".join(f"t.{ident(c)} = c.{ident(c)}" for c in columns)
     cols = ", ".join(ident(c) for c in columns)
     values = ", ".join(f"c.{ident(c)}" for c in columns)
+    matched = (
+        ""
+        if set(ops) == {"I"}
+        else f"""
+        WHEN MATCHED AND c.{OP_COLUMN} = 'D' THEN DELETE
+        WHEN MATCHED AND c.{OP_COLUMN} <> 'D' THEN UPDATE SET {updates}"""
+    )
     return f"""
         MERGE INTO {cycle.tables.main} t
         USING {view} c
-        ON {on}
-        WHEN MATCHED AND c.{OP_COLUMN} = 'D' THEN DELETE
-        WHEN MATCHED AND c.{OP_COLUMN} <> 'D' THEN UPDATE SET {updates}
+        ON {on}{matched}
         WHEN NOT MATCHED AND c.{OP_COLUMN} <> 'D' THEN INSERT ({cols}) VALUES ({values})
     """
 
@@ -247,7 +258,7 @@ def merge_chunk(
             return ChunkResult(applied, version, attempt, current)
         known = cycle.changes_in(chunk) if exact else None
         if known is not None:  # the change set's slice, as the cycle's diff counted it
-            counts, missed = known, _merge(spark, cycle, chunk, view, commit, None)
+            counts, missed = known, _merge(spark, cycle, chunk, view, commit, None, known)
         else:
             counts, missed = _diff_and_merge(spark, cycle, chunk, view, commit, version, exact)
             if counts is None:
@@ -300,23 +311,30 @@ def _diff_and_merge(
         if not counts:
             return None, False
         refuse_bad_keys(changes, cycle.tables, cycle.plan.keys, counts)
-        return counts, _merge(spark, cycle, chunk, view, commit, changes)
+        return counts, _merge(spark, cycle, chunk, view, commit, changes, counts)
     finally:
         changes.unpersist()
 
 
 def _merge(
-    spark: Any, cycle: Cycle, chunk: Chunk, view: str, commit: ChunkCommit, changes: Any
+    spark: Any,
+    cycle: Cycle,
+    chunk: Chunk,
+    view: str,
+    commit: ChunkCommit,
+    changes: Any,
+    counts: dict[str, dict[int, int]],
 ) -> bool:
-    """One tagged, fenced MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the change
-    set, read by the MERGE itself). Whether it did not commit: it lost a commit conflict, or
-    Delta skipped it as fenced off (a newer owner wrote to main; a skipped MERGE returns no
-    metrics row), so that a commit of another writer is never taken for ours."""
+    """One tagged, fenced MERGE of ``changes`` (a DataFrame; None: the chunk's slice of the
+    change set, read by the MERGE itself), whose rows per op are ``counts``. Whether it did
+    not commit: it lost a commit conflict, or Delta skipped it as fenced off (a newer owner
+    wrote to main; a skipped MERGE returns no metrics row), so that a commit of another
+    writer is never taken for ours."""
     source = spark.sql(change_slice_sql(cycle, chunk)) if changes is None else changes
     source.createOrReplaceTempView(view)
     try:
         with commit():
-            metrics = spark.sql(merge_sql(cycle, chunk, view)).collect()
+            metrics = spark.sql(merge_sql(cycle, chunk, view, counts)).collect()
     except Exception as exc:
         if is_commit_conflict(exc):
             return True
