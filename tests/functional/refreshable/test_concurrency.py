@@ -160,6 +160,38 @@ def test_another_writer_mid_merge_is_corrected_toward_the_snapshot(model, monkey
     assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
 
 
+def test_a_key_another_writer_inserts_mid_merge_is_corrected_in_a_chunk_of_inserts(
+    spark, monkeypatch
+):
+    """Every chunk of the cycle only inserts (merge_sql's insert clause alone): the even
+    keys built first, the odd ones added, spread over every vnode. After the first chunk,
+    another job inserts keys the last chunk inserts, with other values: that chunk diffs
+    again, finds them as updates, and main ends equal to the snapshot. Fails when an
+    insert-only MERGE trusts the change set whatever main's history holds."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id", lock_timeout=30)
+    model.refresh([(i, f"v{i}") for i in range(0, 120, 2)])
+    record_chunks = progress.record_chunks
+    inserted: list[int] = []
+    snapshot = [(i, f"v{i}") for i in range(120)]
+
+    def record_then_insert(*args, **kwargs):
+        record_chunks(*args, **kwargs)
+        if inserted:
+            return
+        last = model.cycle_to_resume().plan.chunks[-1]
+        vnode_of = model.vnodes_of({i for i, _ in snapshot if i % 2})
+        ids = [i for i, v in vnode_of.items() if last.first_vnode <= v <= last.last_vnode]
+        values = ", ".join(f"({i}, 'another writer')" for i in ids)
+        model.spark.sql(f"INSERT INTO {model.tables.main} VALUES {values}")
+        inserted.extend(ids)
+
+    monkeypatch.setattr(progress, "record_chunks", record_then_insert)
+    result = model.refresh(snapshot, merge_chunk_rows=16, checkpoint_interval=0)
+    assert inserted and result.chunks_total >= 3
+    assert result.rows_inserted + result.rows_updated == 60, result.message
+    assert model.main() == sorted(snapshot), "the other writer's rows are corrected"
+
+
 @pytest.mark.parametrize("changed", [False, True], ids=["the last snapshot again", "changed"])
 def test_another_writer_while_the_snapshot_loads_is_corrected_toward_it(model, changed):
     """A cycle reads main's version before the load, so a write to main while the snapshot
