@@ -10,9 +10,10 @@ main, or raced a chunk's commit) the chunk is diffed again, staging's slice agai
 as it is, and so are the chunks after it: the other writer's rows are corrected toward
 the snapshot.
 
-Applying a chunk twice changes nothing the second time: inserts and updates upsert,
-deletes delete, and ``MERGE`` has no ``WHEN NOT MATCHED BY SOURCE`` clause (which would
-scan all of main); the join carries the chunk's slice of main instead
+Applying a chunk twice changes nothing the second time: inserts and updates upsert (a
+chunk of inserts alone inserts only the keys main lacks, and finds its rows there the
+second time), deletes delete, and ``MERGE`` has no ``WHEN NOT MATCHED BY SOURCE`` clause
+(which would scan all of main); the join carries the chunk's slice of main instead
 (``VnodeLayout.slice_predicate``): for range vnodes a range of the first key column, which
 Delta's file statistics skip on, so the chunk reads only the files holding its keys. A
 chunk of every vnode carries none: every row is in it, and evaluating a hash predicate on
