@@ -123,7 +123,7 @@ def test_a_run_whose_lease_was_taken_over_stops_and_the_next_run_completes_its_c
     monkeypatch.setattr(progress, "record_chunks", record_then_lose_the_lease)
     changed = [(i, "changed") for i in range(60)]
     with pytest.raises(LeaseLostError, match="lost the refresh lock"):
-        model.refresh(changed, merge_chunk_rows=20, checkpoint_interval=0)
+        model.refresh(changed, merge_chunk_rows=30, checkpoint_interval=0)
     state = model.state()
     assert state.owner_id is None and model.cycle_to_resume() is not None, "left to resume"
     monkeypatch.undo()
@@ -278,7 +278,7 @@ def take_over_and_refresh_again(model, rows) -> None:
     refreshes to ``rows``."""
     force_unlock(model)
     assert model.refresh(lambda: pytest.fail("resumes, does not reload")).resumed is True
-    model.refresh(rows, merge_chunk_rows=20)
+    model.refresh(rows)
 
 
 DAY_2 = [(i, "day 2") for i in range(60)]
@@ -290,7 +290,7 @@ def test_a_paused_run_that_lost_its_lease_commits_nothing_to_main(model, monkeyp
     operator unlocks it, a second run finishes its cycle and a third refreshes again. When
     the paused run goes on, its MERGE of the old cycle's rows is fenced off (Delta's
     txnVersion below the newer owners'): main stays the last snapshot."""
-    stopped = StoppedRun(model, monkeypatch, DAY_2, merge_chunk_rows=20)
+    stopped = StoppedRun(model, monkeypatch, DAY_2, merge_chunk_rows=30)
     try:
         stopped.wait_until_stopped()
         take_over_and_refresh_again(model, DAY_3)
@@ -310,7 +310,7 @@ def test_a_stopped_run_whose_heartbeat_read_the_newer_owners_state_commits_nothi
     version it read (the Spark Connect suite once saw that MERGE land)."""
     # a heartbeat every second, so that it beats soon after the run goes on
     stopped = StoppedRun(
-        model, monkeypatch, DAY_2, heartbeat="wakes first", merge_chunk_rows=20, lock_timeout=3
+        model, monkeypatch, DAY_2, heartbeat="wakes first", merge_chunk_rows=30, lock_timeout=3
     )
     try:
         stopped.wait_until_stopped()
@@ -329,7 +329,7 @@ def test_a_fenced_off_merge_is_never_taken_for_the_runs_own_commit(model, monkey
     Delta, and main's version is then one above the one it knew, as if the commit were its
     own: it must not checkpoint the chunk as merged. Else the run that resumes the cycle
     skips that chunk and main keeps its old rows."""
-    stopped = StoppedRun(model, monkeypatch, DAY_2, heartbeat="stopped", merge_chunk_rows=20)
+    stopped = StoppedRun(model, monkeypatch, DAY_2, heartbeat="stopped", merge_chunk_rows=30)
     try:
         stopped.wait_until_stopped()
         force_unlock(model)

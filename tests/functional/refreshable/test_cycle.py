@@ -111,7 +111,7 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
     # the default 30 s over three chunks): each chunk's own commit is its checkpoint
     result = model.refresh(
         [(i, "y", Decimal("2.00"), None) for i in range(1, 40)],
-        merge_chunk_rows=8,
+        merge_chunk_rows=16,
         checkpoint_interval=3600,
     )
     assert result.chunks_total >= 3
@@ -120,7 +120,7 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
     # checkpoint_interval=0: every chunk but the last is recorded, the first replacing older rows
     result = model.refresh(
         [(i, "z", Decimal("3.00"), None) for i in range(1, 40)],
-        merge_chunk_rows=8,
+        merge_chunk_rows=16,
         checkpoint_interval=0,
     )
     assert result.chunks_total >= 3

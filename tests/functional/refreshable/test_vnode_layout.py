@@ -164,7 +164,7 @@ def test_range_bounds_are_cut_again_when_keys_drift_past_them(spark, monkeypatch
     quantiles and merges its changes in chunks over every vnode; then they are kept."""
     said = record_messages(monkeypatch)
     model = EngineModel(spark, "id INT, value STRING", unique_key="id", vnodes=4)
-    model.refresh([(i, "one") for i in range(100)], merge_chunk_rows=5)
+    model.refresh([(i, "one") for i in range(100)])
     day1 = model.layout()
     assert day1.bounds == ("24", "49", "74"), day1
 
