@@ -40,14 +40,14 @@ def spelled(constraints: list[list[str]]) -> dict[str, str]:
 
 
 def test_main_carries_the_constraints_through_refreshes_and_a_resume(spark):
-    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS, merge_chunk_rows=3)
+    model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS)
     model.refresh(rows(1))
     assert constraints_on(model) == spelled(CONSTRAINTS)
     model.refresh(rows(2))
     assert constraints_on(model) == spelled(CONSTRAINTS)
 
     with injected("chunk_done@1:raise"), pytest.raises(InjectedFault):
-        model.refresh(rows(3))
+        model.refresh(rows(3), merge_chunk_rows=3)  # in chunks: one merged, then the crash
     assert model.refresh(rows(3)).resumed is True
     assert model.main() == sorted(rows(3))
     assert constraints_on(model) == spelled(CONSTRAINTS)
