@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.commits import table_detail
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 
 DDL = "id INT, name STRING, amount DECIMAL(10,2), note STRING"
 FIRST = [
@@ -130,11 +130,14 @@ def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark
     assert {r[1] for r in rows} == set(range(result.chunks_total - 1))
 
 
-def test_an_unchanged_snapshot_commits_nothing_to_main_and_skips_finishing(model):
+def test_an_unchanged_snapshot_commits_nothing_to_main_and_skips_finishing(model, monkeypatch):
     model.refresh(FIRST)
     before = {t: model.table_version(t) for t in ("main", "state", "progress")}
+    said = record_messages(monkeypatch)
     result = model.refresh(list(reversed(FIRST)))
     assert result.rows_affected == 0 and result.rows_unchanged == 4
+    assert any(m.endswith("none changed") for m in said), said
+    assert not [m for m in said if m.startswith(("merging", "merged"))], "no merge to tell of"
     after = {t: model.table_version(t) for t in ("main", "state", "progress")}
     assert after["main"] == before["main"] and after["progress"] == before["progress"]
     assert after["state"] - before["state"] == 2, "acquire and IDLE: nothing to resume"

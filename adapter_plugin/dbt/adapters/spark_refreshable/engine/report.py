@@ -30,7 +30,8 @@ class Stopwatch:
 
 class ProgressReporter:
     """Progress of a merge in dbt's output: chunk k of n, rows, percent, time left; at most
-    one line every ``interval`` seconds, and always the last."""
+    one line every ``interval`` seconds, and always the last. A cycle with no changed row
+    merges nothing and says nothing of a merge."""
 
     def __init__(self, model: str, interval: float = 3.0) -> None:
         self.model = model
@@ -46,11 +47,15 @@ class ProgressReporter:
         self.chunks_total, self.chunks_done = chunks_total, chunks_done
         self.rows_total, self.rows_at_start = rows_total, rows_done
         self.started = time.monotonic()
+        if not rows_total:
+            return
         resumed = f", resuming after {chunks_done} done" if chunks_done else ""
         self.say(f"merging {rows_total:,} changed rows in {chunks_total} chunk(s){resumed}")
 
     def chunk_done(self, rows_done: int, changed: int) -> None:
         self.chunks_done += 1
+        if not self.rows_total:
+            return
         now = time.monotonic()
         last = self.chunks_done == self.chunks_total
         if not last and now - self._last < self.interval:
