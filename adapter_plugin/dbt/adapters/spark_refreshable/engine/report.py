@@ -30,8 +30,9 @@ class Stopwatch:
 
 class ProgressReporter:
     """Progress of a merge in dbt's output: chunk k of n, rows, percent, time left; at most
-    one line every ``interval`` seconds, and always the last. A cycle with no changed row
-    merges nothing and says nothing of a merge."""
+    one line every ``interval`` seconds, and always the last. A cycle whose diff found no
+    changed row says nothing of a merge (rows of another writer's that its chunk corrects
+    show in the run's result)."""
 
     def __init__(self, model: str, interval: float = 3.0) -> None:
         self.model = model
