@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from dbt_common.exceptions import DbtRuntimeError
+
+# a line of a JVM stack trace: a frame, or the count of frames a cause shares with its effect
+JVM_FRAME = re.compile(r"\s*(at \S+\(.*\)|\.\.\. \d+ more)")
+
+
+def message_of(error: BaseException) -> str:
+    """An error's message without dbt's "Runtime Error" heading, nor the JVM's stack frames
+    that Py4J writes into the message of a JVM error PySpark does not convert (one of
+    Delta's, such as a CHECK constraint's violation): what it says, not where."""
+    text = str(getattr(error, "msg", None) or error)
+    return "\n".join(line for line in text.splitlines() if not JVM_FRAME.fullmatch(line))
 
 
 class RefreshError(DbtRuntimeError):

@@ -55,6 +55,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     LeaseLostError,
     RefreshCancelledError,
     RefreshError,
+    message_of,
 )
 from dbt.adapters.spark_refreshable.engine.inputs import (
     Inputs,
@@ -137,11 +138,6 @@ class Staged:
     main_id: str | None
     index: diff.MainIndex | None
     inputs: Inputs | None
-
-
-def message_of(error: BaseException) -> str:
-    """An error's message without dbt's "Runtime Error" heading."""
-    return str(getattr(error, "msg", None) or error)
 
 
 def run_refresh(
