@@ -78,6 +78,42 @@ def test_a_snapshot_breaking_a_constraint_is_refused_before_main_is_touched(
     assert model.state().phase == "IDLE"
 
 
+def test_a_snapshot_breaking_a_users_own_constraint_is_refused_before_main_is_touched(spark):
+    """A CHECK constraint added to main outside the contract holds through the merge too:
+    a snapshot that breaks it is refused at load, with the way out, rather than by Delta in
+    the middle of the chunks' MERGEs (some merged, the next failing)."""
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh(rows(1))
+    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT Small_D CHECK (d < 100)")
+    version = model.version()
+    breaking = [*rows(2)[:5], (7, "x", 500.0)]
+    with pytest.raises(SnapshotRejectedError) as refused:
+        model.refresh(breaking, merge_chunk_rows=2)
+    message = str(refused.value)
+    assert "1 row(s) that break the CHECK constraint small_d (d < 100)" in message, message
+    assert "'d': 500.0" in message and "not in the model's contract" in message, message
+    assert f"ALTER TABLE {model.tables.main} DROP CONSTRAINT `small_d`" in message, message
+    assert model.version() == version and model.main() == sorted(rows(1))
+    assert model.state().phase == "IDLE"
+
+    spark.sql(f"ALTER TABLE {model.tables.main} DROP CONSTRAINT small_d")
+    model.refresh(breaking, merge_chunk_rows=2)
+    assert model.main() == sorted(breaking)
+
+
+def test_a_users_constraint_on_a_column_only_main_has_is_left_to_delta(spark):
+    """A snapshot without the column a user's constraint reads (main keeps it under
+    on_schema_change 'ignore'): the constraint cannot be checked on the snapshot, and Delta
+    enforces it on the merge as on any write."""
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh(rows(1))
+    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT v_not_bad CHECK (v <> 'bad')")
+    model.ddl = "id INT, d DOUBLE"
+    without_v = [(i, float(i)) for i in range(1, 4)]
+    model.refresh(without_v, on_schema_change="ignore")
+    assert model.main() == [(1, "v1", 1.0), (2, "v2", 2.0), (3, "v3", 3.0)]
+
+
 def test_the_constraints_follow_the_contract_and_leave_a_users_own(spark):
     model = EngineModel(spark, DDL, unique_key="id", constraints=CONSTRAINTS)
     model.refresh(rows(1))

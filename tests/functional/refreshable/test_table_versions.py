@@ -226,6 +226,8 @@ def test_mains_detail_from_the_log_is_describe_details(spark, schema, layout):
         assert agree().files == step + 1
     spark.sql(f"DELETE FROM {tables.main} WHERE k = 0")
     agree()
+    spark.sql(f"ALTER TABLE {tables.main} ADD CONSTRAINT v_set CHECK (v IS NOT NULL)")
+    assert agree().own_checks == {"v_set": "v IS NOT NULL"}
     if "columnMapping" in layout:
         spark.sql(f"ALTER TABLE {tables.main} RENAME COLUMN k TO k2")
         assert agree().clustering_columns == ["k2"]

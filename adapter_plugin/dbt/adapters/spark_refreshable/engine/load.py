@@ -141,13 +141,86 @@ EXPRESSION_ERRORS = (
 
 
 def check_constraints(
-    spark: Any, tables: ModelTables, constraints: tuple[tuple[str, str], ...]
+    spark: Any,
+    tables: ModelTables,
+    contract: tuple[tuple[str, str], ...],
+    mains_own: dict[str, str],
 ) -> None:
-    """Refuse a snapshot with rows that break the contract's constraints (Delta's CHECK:
-    an expression that is false or NULL), in one pass over staging, before main is
-    touched."""
-    if not constraints:
-        return
+    """Refuse a snapshot with rows that break a CHECK constraint main holds through the
+    merge (Delta's CHECK: an expression that is false or NULL), before main is touched: the
+    contract's, and main's own (``mains_own``: a user's, added to the table outside the
+    contract), which Delta would otherwise enforce on a chunk's ``MERGE`` midway through
+    the cycle. One pass over staging for each. A constraint of main's own that staging
+    cannot resolve (a column only main has) is left to Delta."""
+    if contract:
+        _refuse_broken(spark, tables, contract, ContractConstraints(tables))
+    own = tuple((name, e) for name, e in mains_own.items() if _resolves(spark, tables, e))
+    if own:
+        _refuse_broken(spark, tables, own, MainsOwnConstraints(tables))
+
+
+@dataclass(frozen=True)
+class ContractConstraints:
+    """How a refusal names the contract's constraints, and what it says to change."""
+
+    tables: ModelTables
+
+    def one(self, name: str, expression: str) -> str:
+        return f"the contract's constraint {name} ({expression})"
+
+    def all(self) -> str:
+        return f"The contract's constraints of {self.tables.display}"
+
+    def fix(self, names: list[str]) -> str:
+        return "Fix the model, or the constraint in its contract."
+
+    def fix_expression(self, names: list[str]) -> str:
+        return "Fix the constraint's expression or the model's columns."
+
+
+@dataclass(frozen=True)
+class MainsOwnConstraints(ContractConstraints):
+    """Main's CHECK constraints that no contract put there."""
+
+    def one(self, name: str, expression: str) -> str:
+        return f"the CHECK constraint {name} ({expression}) of {self.tables.display}"
+
+    def all(self) -> str:
+        return f"The CHECK constraints of {self.tables.display}"
+
+    def fix(self, names: list[str]) -> str:
+        return (
+            f"It is not in the model's contract but on the table itself (added outside dbt): "
+            f"fix the model, or drop the constraint ({self._drops(names)})."
+        )
+
+    def fix_expression(self, names: list[str]) -> str:
+        return (
+            f"Delta would fail the merge the same way. Fix the model's columns, or drop the "
+            f"constraint(s), which are not in the model's contract ({self._drops(names)})."
+        )
+
+    def _drops(self, names: list[str]) -> str:
+        main = self.tables.main
+        return "; ".join(f"ALTER TABLE {main} DROP CONSTRAINT {ident(n)}" for n in names)
+
+
+def _resolves(spark: Any, tables: ModelTables, expression: str) -> bool:
+    try:
+        spark.sql(f"SELECT ({expression}) FROM {tables.staging}")
+    except AnalysisException:
+        return False
+    return True
+
+
+def _refuse_broken(
+    spark: Any,
+    tables: ModelTables,
+    constraints: tuple[tuple[str, str], ...],
+    whose: ContractConstraints,
+) -> None:
+    """Refuse a snapshot with rows that break one of ``constraints``, or on which one
+    cannot be evaluated, as ``whose`` names them."""
     broken = [f"NOT coalesce(({expression}), false)" for _, expression in constraints]
     counts = ", ".join(f"count_if({b}) AS c{i}" for i, b in enumerate(broken))
     try:
@@ -155,9 +228,9 @@ def check_constraints(
     except EXPRESSION_ERRORS as error:
         shown = "; ".join(f"{n}: {e}" for n, e in constraints)
         raise ConfigError(
-            f"The contract's constraints of {tables.display} cannot be evaluated on the "
-            f"model's result ({shown}): {str(error).splitlines()[0][:500]}. Fix the "
-            f"constraint's expression or the model's columns. Main was not touched."
+            f"{whose.all()} cannot be evaluated on the model's result ({shown}): "
+            f"{str(error).splitlines()[0][:500]}. "
+            f"{whose.fix_expression([n for n, _ in constraints])} Main was not touched."
         ) from None
     for i, (name, expression) in enumerate(constraints):
         if row[f"c{i}"]:
@@ -165,9 +238,8 @@ def check_constraints(
                 f"SELECT * FROM {tables.staging} WHERE {broken[i]} LIMIT {EXAMPLES}"
             )
             raise SnapshotRejectedError(
-                f"The snapshot has {row[f'c{i}']} row(s) that break the contract's constraint "
-                f"{name} ({expression}), e.g. {_examples(examples)}. Fix the model, or the "
-                f"constraint in its contract. Main was not touched."
+                f"The snapshot has {row[f'c{i}']} row(s) that break {whose.one(name, expression)}, "
+                f"e.g. {_examples(examples)}. {whose.fix([name])} Main was not touched."
             )
 
 

@@ -138,6 +138,7 @@ class Staged:
     main_id: str | None
     index: diff.MainIndex | None
     inputs: Inputs | None
+    main_checks: dict[str, str]  # main's own CHECK constraints, which the merge meets
 
 
 def run_refresh(
@@ -525,7 +526,7 @@ class RefreshRun:
                 self.result.diff_skipped = not found.diffed
                 summary, counts = found.staged, found.counts
                 load.refuse_null_keys(spark, tables, plan.keys, summary)
-                load.check_constraints(spark, tables, config.constraints)
+                load.check_constraints(spark, tables, config.constraints, staged.main_checks)
                 found.refuse_bad_keys()
                 load.check_delete_guards(
                     tables, config, summary, counts.total("I"), counts.total("D")
@@ -621,6 +622,7 @@ class RefreshRun:
             None if detail is None else detail.id,
             index,
             inputs,
+            {} if detail is None else detail.own_checks,
         )
 
     def _previous_layout(self) -> VnodeLayout | None:

@@ -146,6 +146,8 @@ class MainDetail:
     clustering_columns: list[str]
     files: int
     size_bytes: int
+    # main's CHECK constraints that no contract put there (a user's own), by name
+    own_checks: dict[str, str]
 
     @classmethod
     def of_snapshot(cls, spark: Any, snapshot: Any) -> MainDetail:
@@ -168,6 +170,7 @@ class MainDetail:
             clustering_columns=clustered,
             files=files,
             size_bytes=size_bytes,
+            own_checks=own_check_constraints(snapshot_properties(spark, snapshot)),
         )
 
     @classmethod
@@ -186,6 +189,7 @@ class MainDetail:
             clustering_columns=clustered,
             files=files,
             size_bytes=size_bytes,
+            own_checks=own_check_constraints(dict(row["properties"] or {})),
         )
 
 
@@ -727,6 +731,19 @@ def _managed_constraints(held: dict[str, str]) -> dict[str, str]:
     expressions as the contract wrote them (Delta keeps them respelled)."""
     value = json.loads(held.get(CONSTRAINTS_PROPERTY) or "{}")
     return value if isinstance(value, dict) else {}
+
+
+def own_check_constraints(properties: dict[str, str]) -> dict[str, str]:
+    """Main's CHECK constraints (from its table ``properties``) that the engine did not add
+    from a contract: a user's own, which Delta enforces on every write to main, each chunk's
+    ``MERGE`` too. By name as Delta keeps it (lower case)."""
+    prefix = "delta.constraints."
+    managed = {name.lower() for name in _managed_constraints(properties)}
+    return {
+        key[len(prefix) :]: expression
+        for key, expression in properties.items()
+        if key.startswith(prefix) and key[len(prefix) :].lower() not in managed
+    }
 
 
 def _record_managed(spark: Any, main: str, constraints: dict[str, str]) -> None:
