@@ -118,7 +118,8 @@ def kill_at_random(project, day: int, rng: random.Random) -> str:
     progress = [
         line.strip() for line in running.output.splitlines() if "Refreshable adapter" in line
     ]
-    return f"{outcome}; last progress: {progress[-1] if progress else '(none)'}"
+    failed = f"\n{running.output[-3000:]}" if process.returncode not in (0, -signal.SIGKILL) else ""
+    return f"{outcome}; last progress: {progress[-1] if progress else '(none)'}{failed}"
 
 
 def test_runs_killed_at_random_moments_lose_nothing(project, server):

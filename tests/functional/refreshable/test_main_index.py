@@ -6,6 +6,7 @@ that is the last one again is not diffed at all; generated ones of its size are.
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -13,13 +14,18 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
 from tests.functional.refreshable.engine_harness import EngineModel
 
-SEED = 20261123
+SEED = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261123"))
 IDS = 60
 DDL = "id INT, v STRING, d DOUBLE"
 
 # what is done between two refreshes: (whether the next diff must read main, statements
 # formatted with the tables, a key of main and a random number)
 DISTURBANCES = {
+    # a constraint every snapshot keeps: checked at load, and no row of main changed
+    "a CHECK constraint of the user's own added to main": (
+        False,
+        ["ALTER TABLE {main} ADD CONSTRAINT ids_not_negative_{serial} CHECK (id >= 0)"],
+    ),
     "properties set on main, then OPTIMIZE": (
         False,
         ["ALTER TABLE {main} SET TBLPROPERTIES ('team' = '{number}')", "OPTIMIZE {main}"],
@@ -73,6 +79,7 @@ def disturb(model: EngineModel, what: str, rng: random.Random, current: dict) ->
                 other_key=rng.choice(sorted(current)),
                 new_key=IDS + rng.randrange(100),
                 number=rng.random(),
+                serial=rng.randrange(10**6),
             )
         )
 
