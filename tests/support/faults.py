@@ -4,7 +4,8 @@ environment (FAULT_ENV) and installed by tests/support/dbt_launcher.py before db
 
 A fault is ``<point>[@<n>][:raise|:kill]``: the n-th time (default the 1st) one refresh
 reaches ``point``, ``raise`` raises :class:`InjectedFault`; ``kill`` sends SIGKILL to the
-process, as a crash would.
+process, as a crash would. In-process, ``acting_at`` runs a statement at a point instead, as
+another writer acting at that moment.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from dbt.adapters.spark_refreshable.engine import faults
@@ -50,6 +51,31 @@ def injected(spec: str) -> Iterator[None]:
     """Every refresh of this process inside the block stops at ``spec``'s point."""
     FaultPlan(spec)  # refused here, not in the refresh, if malformed
     faults.install(lambda: FaultPlan(spec))
+    try:
+        yield
+    finally:
+        faults.install(None)
+
+
+class ActAt:
+    """One refresh's hook that runs ``action`` the first time the refresh reaches ``point``:
+    what another writer did at that moment."""
+
+    def __init__(self, point: str, action: Callable[[], None]) -> None:
+        if point not in faults.POINTS:
+            raise ValueError(f"point {point!r} is not one of {faults.POINTS}")
+        self.point, self.action, self.done = point, action, False
+
+    def reached(self, point: str) -> None:
+        if point == self.point and not self.done:
+            self.done = True
+            self.action()
+
+
+@contextmanager
+def acting_at(point: str, action: Callable[[], None]) -> Iterator[None]:
+    """Every refresh of this process inside the block runs ``action`` at ``point``."""
+    faults.install(lambda: ActAt(point, action))
     try:
         yield
     finally:

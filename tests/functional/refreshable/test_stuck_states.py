@@ -6,6 +6,7 @@ equal to the snapshot."""
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 
 import pytest
 
@@ -19,7 +20,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.owners import _ACTIVE_OWNERS, Owner
 from tests.functional.refreshable.engine_harness import EngineModel
-from tests.support.faults import injected
+from tests.support.faults import acting_at, injected
 
 DAY1 = [(i, f"one {i}") for i in range(40)]
 DAY2 = [(i, f"two {i}" if i % 2 else f"one {i}") for i in range(10, 60)]
@@ -56,10 +57,21 @@ def test_item5_main_dropped_or_replaced_while_finishing(model, spark, how):
     assert model.state().phase == "IDLE"
 
 
+def add_constraint_while_loading(
+    model: EngineModel, constraint: str
+) -> AbstractContextManager[None]:
+    """A CHECK constraint that a user adds to main once the cycle's snapshot was checked
+    against main's constraints, before its merge: Delta then refuses the merge."""
+    main = model.tables.main
+    return acting_at("finishing", lambda: model.spark.sql(f"ALTER TABLE {main} {constraint}"))
+
+
 def test_item6_a_merge_error_that_repeats_discards_the_cycle_after_a_failed_resume(model, spark):
-    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT short CHECK (value NOT LIKE 'two%')")
-    with pytest.raises(RefreshError, match="the next `dbt run` resumes it"):
+    constraint = "ADD CONSTRAINT short CHECK (value NOT LIKE 'two%')"
+    added = add_constraint_while_loading(model, constraint)
+    with added, pytest.raises(RefreshError, match="the next `dbt run` resumes it") as failed:
         model.refresh(DAY2)
+    assert "CHECK constraint short" in str(failed.value) and "\tat " not in str(failed.value)
     assert model.state().phase == "FINISHING"
     with pytest.raises(RefreshError, match="discards this cycle and loads a fresh snapshot"):
         model.refresh(DAY2)
@@ -112,8 +124,8 @@ def test_item7_status_in_every_phase(spark):
     model.refresh(DAY2)
     assert ": IDLE" in status(model)
     # a merge that failed is recorded as FINISHING, its plan moved into the state row
-    spark.sql(f"ALTER TABLE {model.tables.main} ADD CONSTRAINT c CHECK (value NOT LIKE 'three%')")
-    with pytest.raises(RefreshError, match="the next `dbt run` resumes it"):
+    added = add_constraint_while_loading(model, "ADD CONSTRAINT c CHECK (value NOT LIKE 'three%')")
+    with added, pytest.raises(RefreshError, match="the next `dbt run` resumes it"):
         model.refresh([(i, f"three {i}") for i in range(10, 60)])
     text = status(model)
     assert ": FINISHING, merging" in text, text
