@@ -1,15 +1,24 @@
 """Issue 10: names and text the way Spark and users spell them; column names the engine's
-own SQL uses."""
+own SQL uses; names that Spark's resolver takes for one though they differ in more than
+ASCII case, found by asking the JVM."""
 
 from __future__ import annotations
 
+import itertools
+import os
+import random
 import re
 from pathlib import Path
 
 import pytest
 from dbt.tests.util import run_dbt
 
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+from dbt.adapters.spark_refreshable.engine.naming import fold_name
 from tests.functional.refreshable.engine_harness import EngineModel
+
+SEED = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261202"))
+CODE_POINTS = 0x110000
 
 EMOJI_SQL = """
 {{ config(materialized='refreshable', unique_key='id', vnodes=8) }}
@@ -74,3 +83,103 @@ def test_columns_named_like_the_engines_own_aliases_refresh_exactly(spark):
     for day in days:
         model.refresh(day)
         assert model.main() == sorted(day)
+
+
+def java_char(function: str, code_point: str) -> str:
+    """SQL calling ``java.lang.Character.<function>(int)`` on ``code_point`` (an INT)."""
+    return f"reflect('java.lang.Character', '{function}', {code_point})"
+
+
+def java_folds(spark) -> dict[int, int]:
+    """Every code point the JVM defines whose fold is another code point, as Spark's
+    resolver folds it (Java's ``String.equalsIgnoreCase``: ``toLowerCase(toUpperCase(c))``),
+    computed by the JVM in one Spark job."""
+    cp = "CAST(id AS INT)"
+    upper = f"CAST({java_char('toUpperCase', cp)} AS INT)"
+    rows = spark.sql(
+        f"SELECT id, CAST({java_char('toLowerCase', upper)} AS INT) AS folded "
+        f"FROM range({CODE_POINTS}) WHERE {java_char('isDefined', cp)} = 'true'"
+    ).where("folded <> id")
+    return {int(r["id"]): int(r["folded"]) for r in rows.collect()}
+
+
+def spark_only_pairs(spark) -> list[tuple[str, str]]:
+    """Pairs of letters that Spark's resolver takes for one and Python's ``lower()`` does
+    not (``ı`` and ``i``, ``ſ`` and ``s``, ``ϑ`` and ``θ``, ...), from :func:`java_folds`."""
+    classes: dict[int, set[int]] = {}
+    for code_point, folded in java_folds(spark).items():
+        classes.setdefault(folded, {folded}).add(code_point)
+    return sorted(
+        (chr(a), chr(b))
+        for members in classes.values()
+        for a, b in itertools.combinations(sorted(members), 2)
+        if chr(a).lower() != chr(b).lower()
+    )
+
+
+def test_names_fold_as_sparks_resolver_compares_them(spark):
+    """fold_name agrees with the JVM on every code point either of them folds (Python's
+    case tables may know letters the JVM's Unicode version does not: those are left out)."""
+    folds = java_folds(spark)
+    cased = {
+        cp for cp in range(CODE_POINTS) if chr(cp).upper() != chr(cp) or chr(cp).lower() != chr(cp)
+    }
+    unknown = cased - folds.keys()
+    defined = spark.createDataFrame([(cp,) for cp in sorted(unknown)], "cp INT")
+    known = {
+        int(r["cp"]) for r in defined.where(f"{java_char('isDefined', 'cp')} = 'true'").collect()
+    }
+    checked = folds.keys() | known
+    differing = [
+        (hex(cp), chr(cp), fold_name(chr(cp)), chr(folds.get(cp, cp)))
+        for cp in sorted(checked)
+        if fold_name(chr(cp)) != chr(folds.get(cp, cp))
+    ]
+    assert len(folds) > 1000 and not differing, differing[:20]
+
+
+def test_columns_that_spark_takes_for_one_are_refused_before_anything_is_written(spark):
+    """Two columns (or struct fields) whose names Spark's resolver folds alike: refused by
+    name, main untouched. (Python's lower() kept them apart, and the merge wrote one
+    column's values into both.)"""
+    rng = random.Random(SEED)
+    pairs = spark_only_pairs(spark)
+    assert ("i", "ı") in pairs and ("s", "ſ") in pairs, pairs
+    model = EngineModel(spark, "id INT, v STRING", unique_key="id")
+    model.refresh([(1, "a")])
+    version = model.version()
+    for a, b in rng.sample(pairs, 6):
+        start, end = rng.choice(["", "c ", "Ü", "x_"]), rng.choice(["", " 🔑", "1"])
+        first, second = f"{start}{a}{end}", f"{start}{b}{end}"
+        nested = rng.random() < 0.5
+        columns = (
+            f"named_struct('{first}', 1, '{second}', 2) AS s"
+            if nested
+            else f"1 AS `{first}`, 2 AS `{second}`"
+        )
+        message = "is a struct with fields of one name" if nested else "more than one column"
+        with pytest.raises(ConfigError, match=message) as refused:
+            model.refresh(
+                lambda c=columns: spark.sql(
+                    f"SELECT CAST(id AS INT) AS id, 'b' AS v, {c} FROM range(1, 3) AS r(id)"
+                )
+            )
+        assert first in str(refused.value) and second in str(refused.value), (SEED, a, b)
+    assert model.version() == version and model.main() == [(1, "a")]
+
+
+def test_columns_respelled_as_spark_folds_them_keep_their_values(spark):
+    """Day 2 spells the key and a value column with letters Spark folds alike (``ſ`` for
+    ``s``): they are main's columns, as a change of ASCII case is, and main holds day 2's
+    values under day 1's names. (Python's lower() took them for a new column and kept
+    the old one's values.)"""
+    rng = random.Random(SEED + 1)
+    (key_a, key_b), (value_a, value_b) = rng.sample(spark_only_pairs(spark), 2)
+    day1 = [f"k{key_a}", f"{value_a} v"]
+    day2 = [f"k{key_b}", f"{value_b} v"]
+    model = EngineModel(spark, f"`{day1[0]}` INT, `{day1[1]}` STRING", unique_key=day1[0])
+    model.refresh([(1, "a"), (2, "b")])
+    model.ddl = f"`{day2[0]}` INT, `{day2[1]}` STRING"
+    model.refresh([(2, "B"), (3, "c")], unique_key=day2[0], on_schema_change="fail")
+    assert model.main() == [(2, "B"), (3, "c")], (SEED, day1, day2)
+    assert spark.table(model.tables.main).columns == day1

@@ -16,7 +16,7 @@ from pyspark.sql.types import (
 )
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
-from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX
+from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX, fold_name
 from dbt.adapters.spark_refreshable.engine.sql import type_sql
 
 BINARY = "UTF8_BINARY"  # Spark's default collation, the only one Delta 4.4 stores
@@ -36,18 +36,18 @@ def _is_collated(dtype: DataType) -> bool:
     return isinstance(dtype, StringType) and getattr(dtype, "collation", BINARY) != BINARY
 
 
-def _by_lower(names: list[str]) -> dict[str, list[str]]:
-    """Names grouped as Spark resolves them, case-insensitively."""
+def _by_fold(names: list[str]) -> dict[str, list[str]]:
+    """Names grouped as Spark resolves them, case-insensitively (:func:`fold_name`)."""
     grouped: dict[str, list[str]] = {}
     for name in names:
-        grouped.setdefault(name.lower(), []).append(name)
+        grouped.setdefault(fold_name(name), []).append(name)
     return grouped
 
 
-def _case_clashes(by_lower: dict[str, list[str]]) -> list[list[str]]:
-    """Groups of names that are the same but for case, if at all: Spark and Delta take
-    them for one."""
-    return [names for names in by_lower.values() if len(names) > 1]
+def _case_clashes(by_fold: dict[str, list[str]]) -> list[list[str]]:
+    """Groups of names that are the same but for case, if at all: Spark takes them for
+    one."""
+    return [names for names in by_fold.values() if len(names) > 1]
 
 
 def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, ...]:
@@ -56,28 +56,28 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
     Delta take them for one), the engine's reserved prefix, a type Delta cannot store or a
     key Spark cannot compare."""
     columns = schema.names
-    by_lower = _by_lower(columns)
-    clashes = _case_clashes(by_lower)
+    by_fold = _by_fold(columns)
+    clashes = _case_clashes(by_fold)
     if clashes:
         raise ConfigError(
             f"The model's result has more than one column of one name, in the same or "
-            f"another case: {clashes}. Spark and Delta resolve names case-insensitively; "
-            f"rename or drop all but one of each."
+            f"another case: {clashes}. Spark resolves names case-insensitively (also `ı` "
+            f"as `i`, `ſ` as `s`); rename or drop all but one of each."
         )
-    missing = [k for k in unique_key if k.lower() not in by_lower]
+    missing = [k for k in unique_key if fold_name(k) not in by_fold]
     if missing:
         raise ConfigError(
             f"unique_key column(s) {missing} are not in the model's result, whose columns are "
             f"{columns}. Fix unique_key in the model's config or select the column(s) (a name "
             f"with spaces at its ends is written between backticks: '` id `')."
         )
-    reserved = [c for c in columns if c.lower().startswith(RESERVED_PREFIX)]
+    reserved = [c for c in columns if fold_name(c).startswith(RESERVED_PREFIX)]
     if reserved:
         raise ConfigError(
             f"Columns {reserved} use the prefix {RESERVED_PREFIX}, reserved for the engine; "
             f"rename them in the model."
         )
-    keys = tuple(by_lower[k.lower()][0] for k in unique_key)
+    keys = tuple(by_fold[fold_name(k)][0] for k in unique_key)
     problems = [
         problem
         for field in schema.fields
@@ -128,7 +128,7 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
     elif isinstance(dtype, ArrayType):
         yield from _type_problems(f"{path}[]", dtype.elementType, is_key)
     elif isinstance(dtype, StructType):
-        clashes = _case_clashes(_by_lower(dtype.names))
+        clashes = _case_clashes(_by_fold(dtype.names))
         if clashes:
             yield (
                 f"`{path}` is a struct with fields of one name, in the same or another case "

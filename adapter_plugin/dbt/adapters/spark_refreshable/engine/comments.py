@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.naming import fold_name
 from dbt.adapters.spark_refreshable.engine.sql import ident, literal
 
 
@@ -28,7 +29,7 @@ def main_comments(spark: Any, table: str) -> tuple[str | None, dict[str, tuple[s
         if not name or name.startswith("#"):
             section = "detail" if name == "# Detailed Table Information" else "other"
         elif section == "columns":
-            columns[name.lower()] = (name, comment or None)
+            columns[fold_name(name)] = (name, comment or None)
         elif section == "detail" and name == "Comment":
             table_comment = value or None
     return table_comment, columns
@@ -47,7 +48,7 @@ def persist_comments(
     if table_comment and table_comment != current_table:
         spark.sql(f"COMMENT ON TABLE {table} IS {literal(table_comment)}")
     for name, comment in column_comments.items():
-        column, current = current_columns.get(name.lower(), (None, None))
+        column, current = current_columns.get(fold_name(name), (None, None))
         if comment and column is not None and comment != current:
             spark.sql(
                 f"ALTER TABLE {table} ALTER COLUMN {ident(column)} COMMENT {literal(comment)}"

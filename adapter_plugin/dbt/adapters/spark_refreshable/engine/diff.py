@@ -39,6 +39,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
     RESERVED_PREFIX,
     VNODE_COLUMN,
     ModelTables,
+    fold_name,
 )
 from dbt.adapters.spark_refreshable.engine.sql import (
     as_of,
@@ -134,11 +135,11 @@ def main_hashes_sql(
     main_lacks: frozenset[str],
 ) -> str:
     """Main's keys, vnodes and row hashes as of ``version``. A planned column that main
-    lacks at that version (``main_lacks``, lower case: the snapshot adds it) is NULL there
-    until the merge adds it, and is hashed as such."""
+    lacks at that version (``main_lacks``, names folded by ``fold_name``: the snapshot adds
+    it) is NULL there until the merge adds it, and is hashed as such."""
     columns = ", ".join(
         f"CAST(NULL AS {type_sql(f.dataType)}) AS {ident(f.name)}"
-        if f.name.lower() in main_lacks
+        if fold_name(f.name) in main_lacks
         else ident(f.name)
         for f in plan.schema.fields
     )
@@ -376,7 +377,7 @@ def change_set(
     changes and is not diffed. An index that is not the last snapshot, or cannot be read,
     is dropped and the diff read from main. The diff is held (narrow: keys and ops) until
     the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
-    main_lacks = frozenset(name.lower() for name, _ in plan.add)
+    main_lacks = frozenset(fold_name(name) for name, _ in plan.add)
     staged = None
     if index is not None and staged_rows in (None, index.rows):  # the last snapshot again?
         staged = summarize_staging(spark, tables, plan.keys)

@@ -28,6 +28,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
     VNODE_COLUMN,
     ModelTables,
+    fold_name,
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
@@ -96,8 +97,10 @@ def spelled_as_planned(snapshot: Any, plan: SchemaPlan) -> Any:
     """The snapshot with each column main has spelled as main spells it: the plan's one
     spelling, which the cycle's SQL uses. Spark matches names whatever their case, unless a
     session sets ``spark.sql.caseSensitive``: then only this spelling resolves."""
-    planned = {name.lower(): name for name in plan.columns}
-    renamed = {c: planned[c.lower()] for c in snapshot.columns if planned.get(c.lower(), c) != c}
+    planned = {fold_name(name): name for name in plan.columns}
+    renamed = {
+        c: planned[fold_name(c)] for c in snapshot.columns if planned.get(fold_name(c), c) != c
+    }
     return snapshot.withColumnsRenamed(renamed) if renamed else snapshot
 
 

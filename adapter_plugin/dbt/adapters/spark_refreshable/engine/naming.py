@@ -24,6 +24,7 @@ a run moves them (``refresh.RefreshRun._move_bookkeeping_beside_main``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -48,6 +49,32 @@ STEM_HASH_CHARS = 12
 
 def quote(part: str) -> str:
     return "`" + part.replace("`", "``") + "`"
+
+
+def fold_name(name: str) -> str:
+    """A column or field name as Spark's resolver compares names: case-insensitively, as
+    Java's ``String.equalsIgnoreCase`` does, code point by code point, each as the lower case
+    of its upper case. Two names whose folds are equal are one column to Spark. Python's
+    ``lower()`` tells apart names that Spark takes for one (``ıd`` and ``id``, ``ſ`` and
+    ``s``, ``ϑ`` and ``θ``), so every comparison of names goes through this."""
+    return "".join(_fold_code_point(c) for c in name)
+
+
+@functools.cache
+def _fold_code_point(c: str) -> str:
+    """Java's ``Character.toLowerCase(Character.toUpperCase(c))``: the simple (one code
+    point) case mappings, which Python's ``upper()`` and ``lower()`` give wherever their
+    full mapping is one code point too (``ß`` upper-cases to ``SS`` in Python, to itself in
+    Java; the titlecase is the simple upper case of Greek letters with a ypogegrammeni;
+    ``İ`` lower-cases to ``i``)."""
+    upper = c.upper()
+    if len(upper) != 1:
+        title = c.title()
+        upper = title if len(title) == 1 else c
+    lower = upper.lower()
+    if len(lower) != 1:
+        return "i" if upper == "\u0130" else upper
+    return lower
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,11 @@ from dbt.adapters.spark_refreshable.engine.merge import (
     merge_chunk,
     schema_tag,
 )
-from dbt.adapters.spark_refreshable.engine.naming import BOOKKEEPING_SUFFIXES, ModelTables
+from dbt.adapters.spark_refreshable.engine.naming import (
+    BOOKKEEPING_SUFFIXES,
+    ModelTables,
+    fold_name,
+)
 from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
@@ -906,15 +910,15 @@ class RefreshRun:
         """The schema plan of a cycle left to merge. A cycle staged by a version that
         stored no types gets them from staging, which holds every planned column."""
         if "schema" not in stored:
-            staged = {f.name.lower(): f for f in self.spark.table(self.tables.staging).schema}
-            by_lower = {name.lower(): name for name in stored["columns"]}
+            staged = {fold_name(f.name): f for f in self.spark.table(self.tables.staging).schema}
+            by_fold = {fold_name(name): name for name in stored["columns"]}
             schema = StructType(
-                [StructField(name, staged[name.lower()].dataType) for name in stored["columns"]]
+                [StructField(name, staged[fold_name(name)].dataType) for name in stored["columns"]]
             )
             stored = {
                 **stored,
                 "schema": schema.jsonValue(),
-                "keys": [by_lower[k.lower()] for k in stored["keys"]],
+                "keys": [by_fold[fold_name(k)] for k in stored["keys"]],
             }
         return SchemaPlan.from_json(stored)
 

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
-from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX
+from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX, fold_name
 from dbt.adapters.spark_refreshable.engine.sql import ident
 
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
@@ -189,7 +189,7 @@ def _unique_key(value: Any) -> tuple[str, ...]:
             "unique_key=['order_id', 'line_number']."
         )
     keys = _column_names("unique_key", value)
-    reserved = [k for k in keys if k.lower().startswith(RESERVED_PREFIX)]
+    reserved = [k for k in keys if fold_name(k).startswith(RESERVED_PREFIX)]
     if reserved:
         raise ConfigError(
             f"unique_key {reserved} uses the engine's reserved prefix {RESERVED_PREFIX}."
@@ -203,7 +203,7 @@ def _layout(values: dict[str, Any]) -> dict[str, Any]:
     partition_by = _column_names("partition_by", values["partition_by"])
     liquid = _column_names("liquid_clustered_by", values["liquid_clustered_by"])
     cluster_by = _column_names("cluster_by", values["cluster_by"])
-    if liquid and cluster_by and [c.lower() for c in liquid] != [c.lower() for c in cluster_by]:
+    if liquid and cluster_by and [*map(fold_name, liquid)] != [*map(fold_name, cluster_by)]:
         raise ConfigError(
             f"liquid_clustered_by {list(liquid)} and cluster_by {list(cluster_by)} are two "
             f"names of one setting and differ: set one of them."
@@ -244,7 +244,7 @@ def _column_names(name: str, value: Any) -> tuple[str, ...]:
     ):
         raise ConfigError(f"{name} must be a column name or a list of them, got {value!r}.")
     names = [_column_name(n) for n in names]
-    if len({n.lower() for n in names}) != len(names):
+    if len({fold_name(n) for n in names}) != len(names):
         raise ConfigError(f"{name} lists a column twice: {names}.")
     return tuple(names)
 

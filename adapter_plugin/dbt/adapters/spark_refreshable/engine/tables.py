@@ -46,6 +46,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
     OP_COLUMN,
     VNODE_COLUMN,
     ModelTables,
+    fold_name,
     quote,
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
@@ -451,16 +452,16 @@ def plan_schema(
     on_schema_change: str,
 ) -> SchemaPlan:
     """Decide, before anything is written, what main's columns become. Names are matched
-    case-insensitively, as Spark resolves them. Raise :class:`SchemaChangeError` where
+    as Spark resolves them (:func:`fold_name`). Raise :class:`SchemaChangeError` where
     on_schema_change does not allow the change."""
-    snapshot_fields = {f.name.lower(): f for f in snapshot.fields}
+    snapshot_fields = {fold_name(f.name): f for f in snapshot.fields}
     if main is None:
         return SchemaPlan(snapshot, _spelled(keys, snapshot.names))
-    main_fields = {f.name.lower(): f for f in main.fields}
+    main_fields = {fold_name(f.name): f for f in main.fields}
     added = [snapshot_fields[c] for c in snapshot_fields if c not in main_fields]
     removed = [main_fields[c].name for c in main_fields if c not in snapshot_fields]
     retyped = _retyped(main_fields, snapshot_fields)
-    missing_keys = [k for k in keys if k.lower() not in main_fields]
+    missing_keys = [k for k in keys if fold_name(k) not in main_fields]
     fix = "Rebuild with `dbt run --full-refresh --select <model>`"
     if retyped:
         raise SchemaChangeError(
@@ -495,7 +496,7 @@ def plan_schema(
 
 
 def _retyped(main: dict[str, StructField], snapshot: dict[str, StructField]) -> list[str]:
-    """The columns (by lower-case name) whose type the snapshot changes, as "name (old ->
+    """The columns (by folded name) whose type the snapshot changes, as "name (old ->
     new)"; nullability aside."""
     return [
         f"{main[c].name} ({type_sql(main[c].dataType)} -> {type_sql(snapshot[c].dataType)})"
@@ -506,8 +507,8 @@ def _retyped(main: dict[str, StructField], snapshot: dict[str, StructField]) -> 
 
 
 def _spelled(keys: tuple[str, ...], names: list[str]) -> tuple[str, ...]:
-    by_lower = {name.lower(): name for name in names}
-    return tuple(by_lower[k.lower()] for k in keys)
+    by_fold = {fold_name(name): name for name in names}
+    return tuple(by_fold[fold_name(k)] for k in keys)
 
 
 def columns_of(spark: Any, name: str) -> StructType:
@@ -525,17 +526,17 @@ def layout_columns(plan: SchemaPlan, config: RefreshConfig) -> tuple[str, list[s
     )
     if not wanted:
         return "", []
-    fields = {f.name.lower(): f for f in plan.schema.fields}
-    missing = [c for c in wanted if c.lower() not in fields]
+    fields = {fold_name(f.name): f for f in plan.schema.fields}
+    missing = [c for c in wanted if fold_name(c) not in fields]
     if missing:
         raise ConfigError(
             f"{setting} names column(s) {missing} that the model does not return. Its "
             f"columns: {plan.columns}. Fix {setting} in the model's config."
         )
     nested = [
-        f"{fields[c.lower()].name} ({type_sql(fields[c.lower()].dataType)})"
+        f"{fields[fold_name(c)].name} ({type_sql(fields[fold_name(c)].dataType)})"
         for c in wanted
-        if isinstance(fields[c.lower()].dataType, StructType | ArrayType | MapType)
+        if isinstance(fields[fold_name(c)].dataType, StructType | ArrayType | MapType)
     ]
     if nested:
         raise ConfigError(
@@ -543,7 +544,7 @@ def layout_columns(plan: SchemaPlan, config: RefreshConfig) -> tuple[str, list[s
             f"{'partition' if config.partition_by else 'cluster'} by. Use other columns."
         )
     clause = "PARTITIONED BY" if config.partition_by else "CLUSTER BY"
-    return clause, [fields[c.lower()].name for c in wanted]
+    return clause, [fields[fold_name(c)].name for c in wanted]
 
 
 def main_location(tables: ModelTables, config: RefreshConfig) -> str | None:
@@ -581,7 +582,7 @@ def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None
     differing = [
         f"{setting} is {wanted[setting] or 'unset'}, main has {found[setting] or 'none'}"
         for setting in found
-        if [c.lower() for c in found[setting]] != [c.lower() for c in wanted[setting]]
+        if [*map(fold_name, found[setting])] != [*map(fold_name, wanted[setting])]
     ]
     if location is not None and not _same_location(detail.location, location):
         differing.append(f"location_root puts main at {location}, main is at {detail.location}")
@@ -662,16 +663,16 @@ def _evolve_main(
     """Bring an existing main to the plan's columns, the model's properties and its
     contract's constraints (stale ones dropped), altering only what differs."""
     forget_catalog_size(spark, tables.main)
-    current = {name.lower() for name in columns_of(spark, tables.main).names}
+    current = {fold_name(name) for name in columns_of(spark, tables.main).names}
     wanted = {k: v for k, v in properties.items() if not k.startswith("delta.min")}
     held = table_properties(spark, tables.main)
     if not (config.change_data_feed or plan.drop):
         wanted = {k: v for k, v in config.tblproperties.items() if held.get(k) != v}
     stale = _stale_constraints(held, dict(config.constraints))
-    to_add = [(n, t) for n, t in plan.add if n.lower() not in current]
-    to_drop = [n for n in plan.drop if n.lower() in current]
-    added = {n.lower() for n, _ in to_add}
-    needed = features_for(StructType([f for f in plan.schema if f.name.lower() in added]))
+    to_add = [(n, t) for n, t in plan.add if fold_name(n) not in current]
+    to_drop = [n for n in plan.drop if fold_name(n) in current]
+    added = {fold_name(n) for n, _ in to_add}
+    needed = features_for(StructType([f for f in plan.schema if fold_name(f.name) in added]))
     wanted.update({k: v for k, v in needed.items() if held.get(k) != v})
     if not (wanted or stale or to_add or to_drop):
         return

@@ -43,6 +43,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from dbt.adapters.spark_refreshable.engine.naming import fold_name
 from dbt.adapters.spark_refreshable.engine.sql import ident, qualified, vnode_expression
 
 RANGE_TYPES = (ByteType, ShortType, IntegerType, LongType, DateType)
@@ -109,7 +110,7 @@ class VnodeLayout:
         if self.column is None:
             return not range_column_type(keys, schema)
         found = range_column_type(keys, schema)
-        fitting = keys[0].lower() == self.column.lower() and found == self.column_type
+        fitting = fold_name(keys[0]) == fold_name(self.column) and found == self.column_type
         return fitting and not self.misread_bounds
 
     def skewed(self, vnode_rows: Sequence[int], chunk_rows: int) -> str | None:
@@ -169,8 +170,8 @@ def _bucket(column: str, bounds: tuple[str, ...], low: int, high: int) -> str:
 
 def range_column_type(keys: tuple[str, ...] | list[str], schema: StructType) -> str | None:
     """The type of the first key column if range vnodes can cut it, else None."""
-    by_lower = {f.name.lower(): f.dataType for f in schema.fields}
-    found: DataType | None = by_lower.get(keys[0].lower()) if keys else None
+    by_fold = {fold_name(f.name): f.dataType for f in schema.fields}
+    found: DataType | None = by_fold.get(fold_name(keys[0])) if keys else None
     return found.simpleString() if isinstance(found, RANGE_TYPES) else None
 
 
@@ -185,7 +186,7 @@ def choose_layout(
     column_type = range_column_type(keys, snapshot.schema)
     if column_type is None or vnodes < 2:
         return VnodeLayout(vnodes)
-    column = next(f.name for f in snapshot.schema.fields if f.name.lower() == keys[0].lower())
+    column = next(f.name for f in snapshot.schema.fields if fold_name(f.name) == fold_name(keys[0]))
     ranges = min(vnodes, RANGE_VNODES)
     fractions = ", ".join(str(i / ranges) for i in range(1, ranges))
     found = snapshot.selectExpr(
