@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbt.adapters.spark_refreshable.engine.naming import fold_name
 from tests.support.snapshots import canonical, quote
 
 
@@ -22,14 +23,14 @@ def content_problems(
 ) -> list[tuple[tuple | None, str]]:
     """How main differs from ``snapshot`` (a DataFrame) by content, as (key, what) pairs;
     [] when equal. Main's columns are matched to the snapshot's case-insensitively (Spark
-    resolves names so)."""
+    resolves names so, as ``fold_name`` folds them)."""
     names = snapshot.columns
     main = spark.table(main_table)
-    by_lower = {c.lower(): c for c in main.columns}
-    missing = [n for n in names if n.lower() not in by_lower]
+    by_fold = {fold_name(c): c for c in main.columns}
+    missing = [n for n in names if fold_name(n) not in by_fold]
     if missing:
         return [(None, f"main has no column(s) {missing}; main: {main.columns}, snapshot: {names}")]
-    main_rows = main.select(*[main[quote(by_lower[n.lower()])] for n in names]).collect()
+    main_rows = main.select(*[main[quote(by_fold[fold_name(n)])] for n in names]).collect()
     want = collected(snapshot.collect(), key_count)
     got = collected(main_rows, key_count)
     problems = []
