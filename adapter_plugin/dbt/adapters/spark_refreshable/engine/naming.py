@@ -56,7 +56,8 @@ def fold_name(name: str) -> str:
     Java's ``String.equalsIgnoreCase`` does, code point by code point, each as the lower case
     of its upper case. Two names whose folds are equal are one column to Spark. Python's
     ``lower()`` tells apart names that Spark takes for one (``ıd`` and ``id``, ``ſ`` and
-    ``s``, ``ϑ`` and ``θ``), so every comparison of names goes through this."""
+    ``s``, ``ϑ`` and ``θ``), so the engine compares column and field names through this
+    (constraint names, which Delta lower-cases itself, aside)."""
     return "".join(_fold_code_point(c) for c in name)
 
 
