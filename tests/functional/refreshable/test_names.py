@@ -90,10 +90,11 @@ def java_char(function: str, code_point: str) -> str:
     return f"reflect('java.lang.Character', '{function}', {code_point})"
 
 
+@pytest.fixture(scope="module")
 def java_folds(spark) -> dict[int, int]:
     """Every code point the JVM defines whose fold is another code point, as Spark's
     resolver folds it (Java's ``String.equalsIgnoreCase``: ``toLowerCase(toUpperCase(c))``),
-    computed by the JVM in one Spark job."""
+    computed by the JVM in one Spark job for the module."""
     cp = "CAST(id AS INT)"
     upper = f"CAST({java_char('toUpperCase', cp)} AS INT)"
     rows = spark.sql(
@@ -103,11 +104,12 @@ def java_folds(spark) -> dict[int, int]:
     return {int(r["id"]): int(r["folded"]) for r in rows.collect()}
 
 
-def spark_only_pairs(spark) -> list[tuple[str, str]]:
+@pytest.fixture(scope="module")
+def spark_only_pairs(java_folds) -> list[tuple[str, str]]:
     """Pairs of letters that Spark's resolver takes for one and Python's ``lower()`` does
     not (``ı`` and ``i``, ``ſ`` and ``s``, ``ϑ`` and ``θ``, ...), from :func:`java_folds`."""
     classes: dict[int, set[int]] = {}
-    for code_point, folded in java_folds(spark).items():
+    for code_point, folded in java_folds.items():
         classes.setdefault(folded, {folded}).add(code_point)
     return sorted(
         (chr(a), chr(b))
@@ -117,10 +119,10 @@ def spark_only_pairs(spark) -> list[tuple[str, str]]:
     )
 
 
-def test_names_fold_as_sparks_resolver_compares_them(spark):
+def test_names_fold_as_sparks_resolver_compares_them(spark, java_folds):
     """fold_name agrees with the JVM on every code point either of them folds (Python's
     case tables may know letters the JVM's Unicode version does not: those are left out)."""
-    folds = java_folds(spark)
+    folds = java_folds
     cased = {
         cp for cp in range(CODE_POINTS) if chr(cp).upper() != chr(cp) or chr(cp).lower() != chr(cp)
     }
@@ -138,12 +140,14 @@ def test_names_fold_as_sparks_resolver_compares_them(spark):
     assert len(folds) > 1000 and not differing, differing[:20]
 
 
-def test_columns_that_spark_takes_for_one_are_refused_before_anything_is_written(spark):
+def test_columns_that_spark_takes_for_one_are_refused_before_anything_is_written(
+    spark, spark_only_pairs
+):
     """Two columns (or struct fields) whose names Spark's resolver folds alike: refused by
     name, main untouched. (Python's lower() kept them apart, and the merge wrote one
     column's values into both.)"""
     rng = random.Random(SEED)
-    pairs = spark_only_pairs(spark)
+    pairs = spark_only_pairs
     assert ("i", "ı") in pairs and ("s", "ſ") in pairs, pairs
     model = EngineModel(spark, "id INT, v STRING", unique_key="id")
     model.refresh([(1, "a")])
@@ -168,13 +172,13 @@ def test_columns_that_spark_takes_for_one_are_refused_before_anything_is_written
     assert model.version() == version and model.main() == [(1, "a")]
 
 
-def test_columns_respelled_as_spark_folds_them_keep_their_values(spark):
+def test_columns_respelled_as_spark_folds_them_keep_their_values(spark, spark_only_pairs):
     """Day 2 spells the key and a value column with letters Spark folds alike (``ſ`` for
     ``s``): they are main's columns, as a change of ASCII case is, and main holds day 2's
     values under day 1's names. (Python's lower() took them for a new column and kept
     the old one's values.)"""
     rng = random.Random(SEED + 1)
-    (key_a, key_b), (value_a, value_b) = rng.sample(spark_only_pairs(spark), 2)
+    (key_a, key_b), (value_a, value_b) = rng.sample(spark_only_pairs, 2)
     day1 = [f"k{key_a}", f"{value_a} v"]
     day2 = [f"k{key_b}", f"{value_b} v"]
     model = EngineModel(spark, f"`{day1[0]}` INT, `{day1[1]}` STRING", unique_key=day1[0])
