@@ -1,9 +1,17 @@
 """RefreshConfig: every key's default and check; errors name the key and what is accepted."""
 
+import os
+import random
+import re
+
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
-from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS, RefreshConfig
+from dbt.adapters.spark_refreshable.engine.naming import fold_name
+from dbt.adapters.spark_refreshable.engine.spec import DEFAULTS, RefreshConfig, not_null_name
+from dbt.adapters.spark_refreshable.engine.sql import ident
+
+SEED = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261203"))
 
 
 def test_defaults_apply_when_only_unique_key_is_given():
@@ -162,7 +170,7 @@ def test_an_enforced_contracts_constraints_become_check_constraints():
     assert unnamed and unnamed[0].startswith("check_")
     assert dict(config.constraints) == {
         "not_null_id": "`id` IS NOT NULL",
-        "not_null_order_date": "`order date` IS NOT NULL",
+        not_null_name("order date"): "`order date` IS NOT NULL",
         "not_null_amount": "`amount` IS NOT NULL",
         unnamed[0]: "amount >= 0",
         "small": "amount < 1000",
@@ -171,6 +179,28 @@ def test_an_enforced_contracts_constraints_become_check_constraints():
     again = RefreshConfig.from_model_config(config.to_dict())
     assert again.constraints == config.constraints
     assert RefreshConfig.from_model_config({"unique_key": "id"}).constraints == ()
+
+
+def test_unnamed_not_null_constraints_of_any_column_names_stay_apart():
+    """Column names with spaces, punctuation, emoji and letters of other scripts, which the
+    plain `not_null_<column>` spelling would give one name: every column keeps a constraint
+    of its own, named in letters, digits and `_` (REFRESHABLE_TEST_SEED draws the names)."""
+    rng = random.Random(SEED)
+    pieces = ["a", "b", "A", "_", " ", "-", ".", "`", "é", "ß", "ſ", "ı", "🚀", "💥", "日", "1"]
+    names: dict[str, str] = {}
+    while len(names) < 60:
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        names.setdefault(fold_name(name), name)
+    columns = {n: {"name": n, "constraints": [{"type": "not_null"}]} for n in names.values()}
+    config = RefreshConfig.from_model_config(
+        {"unique_key": "id"}, {"columns": columns, "constraints": []}
+    )
+    assert sorted(e for _, e in config.constraints) == sorted(
+        f"{ident(n)} IS NOT NULL" for n in names.values()
+    ), f"seed {SEED}: {names}"
+    assert all(re.fullmatch(r"not_null_[0-9a-z_]+", n) for n, _ in config.constraints)
+    assert not_null_name("order_date") == "not_null_order_date"  # names of earlier releases
+    assert not_null_name("Order_Date") == "not_null_order_date"
 
 
 @pytest.mark.parametrize(

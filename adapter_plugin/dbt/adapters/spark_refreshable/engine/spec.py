@@ -172,13 +172,22 @@ def _as_checks(constraint: dict[str, Any], columns: list[str]) -> list[tuple[str
             raise ConfigError("A model-level not_null constraint needs `columns: [...]`.")
         return [
             (
-                (name if len(columns) == 1 else None)
-                or f"not_null_{re.sub(r'[^0-9a-z_]', '_', column.lower())}",
+                (name if len(columns) == 1 else None) or not_null_name(column),
                 f"{ident(column)} IS NOT NULL",
             )
             for column in columns
         ]
     return []
+
+
+def not_null_name(column: str) -> str:
+    """The name of an unnamed ``not_null`` constraint: ``not_null_<column>``, and where the
+    column's name has characters other than letters a-z, digits and ``_`` (spaces, emoji),
+    those as ``_`` and a hash of the name after it, so that ``a b`` and ``a_b`` stay apart."""
+    spelled = re.sub(r"[^0-9a-z_]", "_", column.lower())
+    if spelled == column.lower():
+        return f"not_null_{spelled}"
+    return f"not_null_{spelled}_{hashlib.md5(fold_name(column).encode()).hexdigest()[:8]}"
 
 
 def _unique_key(value: Any) -> tuple[str, ...]:
