@@ -6,13 +6,21 @@ Spark's planner sizes main as it is, not as it was created."""
 
 from __future__ import annotations
 
+import os
+import random
 from typing import Any
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    InjectedFault,
+    SnapshotRejectedError,
+)
+from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel, record_messages
+from tests.support.content import content_problems
 from tests.support.faults import injected
 
 DDL = "id INT, region STRING, value STRING"
@@ -140,6 +148,52 @@ def test_a_layout_main_cannot_have_is_refused_before_anything_is_written(
     assert not table_exists(spark, model.tables.main)
     assert not table_exists(spark, model.tables.staging)
     assert model.state().phase == "IDLE"
+
+
+def test_a_partition_value_delta_would_read_back_as_null_is_refused_before_main_is_touched(
+    spark,
+):
+    """A STRING partition column's values go into file paths: Delta keeps most of them
+    (slashes, `=`, `%`, emoji, spaces, new lines) but reads an empty string and Hive's name
+    of the NULL partition back as NULL, and bytes that are not UTF-8 text (in a STRING or
+    BINARY column) changed. Such a snapshot is refused, on the first build and later, and
+    main keeps what it held; the partition values of the others are main's as written.
+    Values drawn by REFRESHABLE_TEST_SEED."""
+    rng = random.Random(int(os.environ.get("REFRESHABLE_TEST_SEED", "20261203")))
+    pieces = ["a", "Z", " ", "/", "=", "%", "%2F", ".", "..", "\n", "😀", "é", ":", "'", "__"]
+    values = [None, " "] + ["".join(rng.choices(pieces, k=rng.randint(1, 4))) for _ in range(8)]
+    values = [v for v in values if v not in LOST_PARTITION_VALUES]
+    kept = [(i, v, f"v{i}") for i, v in enumerate(values)]
+
+    def refused(model: EngineModel, rows: list[tuple], lost: str) -> None:
+        with pytest.raises(SnapshotRejectedError) as raised:
+            model.refresh(rows)
+        message = str(raised.value)
+        assert "partitioning by `region`" in message and "nullif(`region`, '')" in message
+        assert repr(lost) in message and "Main was not touched" in message, message
+
+    first = EngineModel(spark, DDL, unique_key="id", partition_by="region")
+    refused(first, [*kept, (99, "", "empty")], "")
+    assert not table_exists(spark, first.tables.main)
+
+    model = EngineModel(spark, DDL, unique_key="id", partition_by="region")
+    model.refresh(kept)
+    assert not list(content_problems(spark, model.tables.main, model.frame(kept), 1)), values
+    version = model.version()
+    for lost in LOST_PARTITION_VALUES:
+        changed = [(i, lost if i == 1 else v, w) for i, v, w in kept]
+        refused(model, changed, lost)
+        assert model.version() == version
+    # bytes that are not UTF-8 text, which a path would hold as U+FFFD
+    with pytest.raises(SnapshotRejectedError, match="not UTF-8 text"):
+        model.refresh("SELECT 1 AS id, CAST(X'FF41' AS STRING) AS region, 'x' AS value")
+    assert model.version() == version
+    binary = EngineModel(spark, "id INT, region BINARY, value STRING", partition_by="region")
+    for lost in ("X''", "X'FF41'"):
+        with pytest.raises(SnapshotRejectedError, match="partitioning by `region`"):
+            binary.refresh(f"SELECT 1 AS id, {lost} AS region, 'x' AS value", unique_key="id")
+        assert not table_exists(spark, binary.tables.main)
+    assert not list(content_problems(spark, model.tables.main, model.frame(kept), 1))
 
 
 def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):

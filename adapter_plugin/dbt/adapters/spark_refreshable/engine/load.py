@@ -21,6 +21,7 @@ from pyspark.errors import (
     PySparkTypeError,
     PySparkValueError,
 )
+from pyspark.sql.types import BinaryType, StringType, StructType
 
 from dbt.adapters.spark_refreshable.engine.columns import resolve_keys
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
@@ -33,6 +34,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
     ident,
+    literal,
     row_hash_expression,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
@@ -208,6 +210,31 @@ class MainsOwnConstraints(ContractConstraints):
         return "; ".join(f"ALTER TABLE {main} DROP CONSTRAINT {ident(n)}" for n in names)
 
 
+@dataclass(frozen=True)
+class PartitionValues(ContractConstraints):
+    """Main's STRING and BINARY partition columns, as :func:`refuse_lost_partition_values`
+    checks them."""
+
+    def one(self, name: str, expression: str) -> str:
+        return (
+            f"main's partitioning by {ident(name)} (partition_by): Delta keeps a partition "
+            f"value as text in a file path, and would read an empty value or "
+            f"'{LOST_PARTITION_VALUES[1]}' back as NULL, and bytes that are not UTF-8 text "
+            f"changed"
+        )
+
+    def all(self) -> str:
+        return f"The partition columns of {self.tables.display}"
+
+    def fix(self, names: list[str]) -> str:
+        column = ident(names[0])
+        return (
+            f"Return NULL for them in the model if that is meant (nullif({column}, '')), "
+            f"another value, or partition main by other columns (partition_by, then "
+            f"`dbt run --full-refresh`)."
+        )
+
+
 def _resolves(spark: Any, tables: ModelTables, expression: str) -> bool:
     """Whether ``expression`` names only what staging has. Analyzed by asking the schema,
     which a Spark Connect client does only then."""
@@ -246,6 +273,34 @@ def _refuse_broken(
                 f"The snapshot has {row[f'c{i}']} row(s) that break {whose.one(name, expression)}, "
                 f"e.g. {_examples(examples)}. {whose.fix([name])} Main was not touched."
             )
+
+
+# what a Delta partition of a STRING or BINARY column cannot hold, besides bytes that are not
+# UTF-8 text (a partition value is text in a file path; Spark replaces those bytes): Spark
+# writes both as the partition of NULL values (Hive's default), so main would read NULL
+LOST_PARTITION_VALUES = ("", "__HIVE_DEFAULT_PARTITION__")
+
+
+def refuse_lost_partition_values(
+    spark: Any, tables: ModelTables, partition_columns: list[str], schema: StructType
+) -> None:
+    """Refuse a snapshot with a value that main's partitioning would change, before main is
+    touched: main would differ from the snapshot, and the row hashes kept for the next cycle
+    would say it does not. One pass over staging, only for a main partitioned by a STRING
+    or BINARY column."""
+    partitioned = {fold_name(c) for c in partition_columns}
+    values = ", ".join(literal(v) for v in LOST_PARTITION_VALUES)
+    checks = tuple(
+        (
+            f.name,
+            f"{ident(f.name)} IS NULL OR (is_valid_utf8({ident(f.name)}) "
+            f"AND CAST({ident(f.name)} AS STRING) NOT IN ({values}))",
+        )
+        for f in schema.fields
+        if fold_name(f.name) in partitioned and isinstance(f.dataType, StringType | BinaryType)
+    )
+    if checks:
+        _refuse_broken(spark, tables, checks, PartitionValues(tables))
 
 
 def check_delete_guards(

@@ -143,6 +143,7 @@ class Staged:
     index: diff.MainIndex | None
     inputs: Inputs | None
     main_checks: dict[str, str]  # main's own CHECK constraints, which the merge meets
+    partition_columns: list[str]  # main's (as created, or as this cycle creates it)
 
 
 def run_refresh(
@@ -531,6 +532,9 @@ class RefreshRun:
                 summary, counts = found.staged, found.counts
                 load.refuse_null_keys(spark, tables, plan.keys, summary)
                 load.check_constraints(spark, tables, config.constraints, staged.main_checks)
+                load.refuse_lost_partition_values(
+                    spark, tables, staged.partition_columns, plan.schema
+                )
                 found.refuse_bad_keys()
                 load.check_delete_guards(
                     tables, config, summary, counts.total("I"), counts.total("D")
@@ -627,6 +631,7 @@ class RefreshRun:
             index,
             inputs,
             {} if detail is None else detail.own_checks,
+            list(config.partition_by) if detail is None else detail.partition_columns,
         )
 
     def _previous_layout(self) -> VnodeLayout | None:
