@@ -263,6 +263,47 @@ def test_a_sql_function_replaced_by_another_body_refreshes(model, sources, spark
     assert isinstance(found[0], Inputs) and found[0] == found[1]
 
 
+def test_a_session_setting_that_changes_results_refreshes_also_the_jvms_time_zone(
+    model, sources, spark
+):
+    """The same SQL over the same inputs returns other rows under another session time zone
+    (here the JVM's, for a session that sets none: two machines running dbt) or another
+    result-changing conf (to_json's NULL fields): such a run refreshes. A conf that only
+    tunes execution (shuffle partitions) still lets it skip."""
+    sql = (
+        f"SELECT id, concat(CAST(timestamp_seconds(id * 3600) AS STRING), "
+        f"to_json(named_struct('n', CAST(NULL AS INT)))) AS value FROM {sources.table}"
+    )
+    jvm = spark._jvm
+    zone = jvm.java.util.TimeZone.getDefault()
+    set_zone = spark.conf.get("spark.sql.session.timeZone", None)
+    tuning = spark.conf.get("spark.sql.shuffle.partitions")
+
+    def refreshed() -> bool:
+        result = model.refresh(sql)
+        assert model.main() == sorted(tuple(r) for r in spark.sql(sql).collect())
+        return not result.skipped
+
+    spark.conf.unset("spark.sql.session.timeZone")
+    try:
+        assert refreshed()
+        spark.conf.set("spark.sql.shuffle.partitions", str(int(tuning) + 1))
+        assert not refreshed(), "a conf that only tunes execution"
+        spark.conf.set("spark.sql.jsonGenerator.ignoreNullFields", "false")
+        assert refreshed(), "to_json writes NULL fields now"
+        spark.conf.unset("spark.sql.jsonGenerator.ignoreNullFields")
+        assert refreshed()
+        jvm.java.util.TimeZone.setDefault(jvm.java.util.TimeZone.getTimeZone("Asia/Kathmandu"))
+        assert refreshed(), "the session's time zone is the JVM's, which changed"
+        assert model.main()[1][1].startswith("1970-01-01 06:30:00")  # +05:30 then
+    finally:
+        jvm.java.util.TimeZone.setDefault(zone)
+        spark.conf.set("spark.sql.shuffle.partitions", tuning)
+        spark.conf.unset("spark.sql.jsonGenerator.ignoreNullFields")
+        if set_zone is not None:
+            spark.conf.set("spark.sql.session.timeZone", set_zone)
+
+
 def test_a_python_model_always_refreshes(model):
     model.refresh(lambda: model.frame([(1, "a")]))
     assert not model.refresh(lambda: model.frame([(1, "a")])).skipped

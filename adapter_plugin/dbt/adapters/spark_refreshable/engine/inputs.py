@@ -5,7 +5,9 @@ each one is a Delta table of the catalog and the plan neither draws random value
 the clock or the session, a run can fingerprint what it reads: the compiled SQL, the config,
 the session settings that change results, the plan in canonical form (so a view redefined
 over the same tables shows), the bodies of the SQL functions it calls (a plan shows only
-their calls), and each input's Delta table id and version. A completed cycle
+their calls), and each input's Delta table id and version. The session settings are the
+effective time zone and ANSI mode and every other spark.sql conf the session sets but those
+that only tune execution (``HOW_NOT_WHAT``). A completed cycle
 stores that fingerprint with main's table id, version and schema as the cycle verified them
 (:class:`Recorded`). The next run skips when the fingerprint is the same and main's history
 since holds only commits that change no row (comments, properties, constraints,
@@ -43,8 +45,33 @@ CLOCK_OR_SESSION = re.compile(
     r"(?<![\w`])(current_\w+|now|curdate|localtimestamp|user|session_user|unix_timestamp)\(",
     re.IGNORECASE,
 )
-# Confs that change what the same SQL returns
+# Confs that change what the same plan returns also when a session leaves them unset: their
+# defaults come from the JVM (the time zone) or the release
 RESULT_CONFS = ("spark.sql.session.timeZone", "spark.sql.ansi.enabled")
+# Confs that change how a plan runs, not what it returns, or name the session's catalog and
+# warehouse; every other spark.sql conf a session sets may change results (a legacy
+# behaviour, to_json's NULL fields, how binary prints) and is part of the fingerprint
+HOW_NOT_WHAT = (
+    "spark.sql.adaptive.",
+    "spark.sql.artifact.",
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.broadcastTimeout",
+    "spark.sql.catalog.",
+    "spark.sql.catalogImplementation",
+    "spark.sql.cbo.",
+    "spark.sql.codegen.",
+    "spark.sql.execution.",
+    "spark.sql.extensions",
+    "spark.sql.files.maxPartitionBytes",
+    "spark.sql.files.openCostInBytes",
+    "spark.sql.inMemoryColumnarStorage.",
+    "spark.sql.join.",
+    "spark.sql.optimizer.",
+    "spark.sql.shuffle.",
+    "spark.sql.statistics.",
+    "spark.sql.ui.",
+    "spark.sql.warehouse.dir",
+)
 MAX_INT = 2**31 - 1
 # A call of a SQL function (its body is the expression's child) and the trait of functions
 # whose code is outside the plan (Python, Scala, Hive)
@@ -176,12 +203,24 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
             return f"the model reads {name}, which is not a Delta table"
         tables[name] = table_identity(spark, name)
     canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
-    settings = {conf: spark.conf.get(conf, None) for conf in RESULT_CONFS}
-    described = [sql, config, settings, canonical, functions, plan.schema().json()]
+    described = [sql, config, result_settings(spark), canonical, functions, plan.schema().json()]
     fingerprint = hashlib.sha256(
         json.dumps(described, sort_keys=True, default=str).encode()
     ).hexdigest()
     return Inputs(fingerprint, tables)
+
+
+def result_settings(spark: Any) -> dict[str, str]:
+    """The session's settings that may change what a plan returns: the effective values of
+    ``RESULT_CONFS`` (a session that leaves the time zone unset takes the JVM's) and every
+    other spark.sql conf it sets, but those of ``HOW_NOT_WHAT``."""
+    settings = {
+        key: value
+        for key, value in spark.conf.getAll.items()
+        if key.startswith("spark.sql.") and not key.startswith(HOW_NOT_WHAT)
+    }
+    settings.update({conf: spark.conf.get(conf) for conf in RESULT_CONFS})
+    return settings
 
 
 def _function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[str] | str:
