@@ -131,6 +131,7 @@ def test_a_pandas_frame_whose_types_cannot_be_inferred_is_refused(refusing_model
         ("named_struct('a', 1, 'a', 2) AS value", r"`value` is a struct.*\['a', 'a'\]"),
         ("NULL AS value", r"`value` is VOID .*CAST\(NULL AS STRING\)"),
         ("named_struct('a', array()) AS value", r"`value.a\[\]` is VOID"),
+        ("array(CAST(NULL AS STRUCT<>)) AS value", r"`value\[\]` is a STRUCT without fields"),
         ("map('k', 1) AS id", r"unique_key `id` contains a MAP"),
         ("named_struct('m', map(1, 2)) AS id", r"unique_key `id.m` contains a MAP"),
         ("parse_json('1') AS id", r"unique_key `id` is VARIANT.*variant_get"),

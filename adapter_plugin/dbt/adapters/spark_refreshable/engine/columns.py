@@ -127,6 +127,11 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
         yield from _type_problems(f"{path}.value", dtype.valueType, is_key)
     elif isinstance(dtype, ArrayType):
         yield from _type_problems(f"{path}[]", dtype.elementType, is_key)
+    elif isinstance(dtype, StructType) and not dtype.fields:
+        yield (
+            f"`{path}` is a STRUCT without fields, which Delta tables cannot store: drop it, "
+            f"or give it a field."
+        )
     elif isinstance(dtype, StructType):
         clashes = _case_clashes(_by_fold(dtype.names))
         if clashes:
