@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -302,6 +303,34 @@ def test_a_session_setting_that_changes_results_refreshes_also_the_jvms_time_zon
         spark.conf.unset("spark.sql.jsonGenerator.ignoreNullFields")
         if set_zone is not None:
             spark.conf.set("spark.sql.session.timeZone", set_zone)
+
+
+def test_a_query_back_in_time_refreshes_when_the_clock_moves_it_to_another_version(model, spark):
+    """`TIMESTAMP AS OF current_timestamp() - INTERVAL 2 HOURS` reads the version current
+    two hours ago, which changes with the clock, not with the table: the plan shows neither
+    the clause nor the version. The commits' times are set through their log files' times
+    (Delta's commit timestamps without in-commit timestamps)."""
+    table = f"{SCHEMA}.travelled_{next(_names)}"
+    spark.sql(f"CREATE TABLE {table} USING delta AS SELECT CAST(id AS INT) AS id FROM range(3)")
+    spark.sql(f"INSERT INTO {table} VALUES (7)")
+    spark.sql(f"INSERT INTO {table} VALUES (8)")
+    log = Path(spark.sql(f"DESCRIBE DETAIL {table}").collect()[0]["location"][5:]) / "_delta_log"
+
+    def committed(version: int, hours_ago: float) -> None:
+        moment = time.time() - hours_ago * 3600
+        os.utime(log / f"{version:020d}.json", (moment, moment))
+
+    for version, hours_ago in ((0, 3), (1, 1), (2, 0.1)):
+        committed(version, hours_ago)
+    sql = (
+        f"SELECT id, CAST(id AS STRING) AS value FROM {table} "
+        f"TIMESTAMP AS OF current_timestamp() - INTERVAL 2 HOURS"
+    )
+    assert not model.refresh(sql).skipped and [k for k, _ in model.main()] == [0, 1, 2]
+    assert model.refresh(sql).skipped is True, "the same version two hours ago"
+    committed(1, 2.5)  # version 1 is now the one of two hours ago
+    assert not model.refresh(sql).skipped
+    assert [k for k, _ in model.main()] == [0, 1, 2, 7]
 
 
 def test_a_python_model_always_refreshes(model):

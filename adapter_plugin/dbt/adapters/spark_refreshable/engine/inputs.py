@@ -5,7 +5,8 @@ each one is a Delta table of the catalog and the plan neither draws random value
 the clock or the session, a run can fingerprint what it reads: the compiled SQL, the config,
 the session settings that change results, the plan in canonical form (so a view redefined
 over the same tables shows), the bodies of the SQL functions it calls (a plan shows only
-their calls), and each input's Delta table id and version. The session settings are the
+their calls), each input's Delta table id and version, and the version a query that travels
+in time reads (which may follow the clock). The session settings are the
 effective time zone and ANSI mode and every other spark.sql conf the session sets but those
 that only tune execution (``HOW_NOT_WHAT``). A completed cycle
 stores that fingerprint with main's table id, version and schema as the cycle verified them
@@ -23,6 +24,8 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from py4j.protocol import Py4JError
 
 from dbt.adapters.spark_refreshable.engine.commits import (
     ROWLESS_OPERATIONS,
@@ -187,6 +190,7 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     if CLOCK_OR_SESSION.search(" ".join(functions)):
         return "a SQL function the model calls reads the clock or the session"
     tables: dict[str, tuple[str, int]] = {}
+    travelled: list[tuple[str, int]] = []
     for leaf, in_view in ((n.node, n.in_view) for n in nodes if n.is_leaf):
         kind = leaf.getClass().getSimpleName()
         if kind == "LocalRelation" and in_view:
@@ -202,12 +206,38 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
         if not provider.isDefined() or provider.get().lower() != "delta":
             return f"the model reads {name}, which is not a Delta table"
         tables[name] = table_identity(spark, name)
+        version = _version_travelled_to(leaf, name)
+        if isinstance(version, str):
+            return version
+        if version is not None:
+            travelled.append((name, version))
     canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
-    described = [sql, config, result_settings(spark), canonical, functions, plan.schema().json()]
+    described = [
+        sql,
+        config,
+        result_settings(spark),
+        canonical,
+        functions,
+        plan.schema().json(),
+        sorted(travelled),
+    ]
     fingerprint = hashlib.sha256(
         json.dumps(described, sort_keys=True, default=str).encode()
     ).hexdigest()
     return Inputs(fingerprint, tables)
+
+
+def _version_travelled_to(leaf: Any, name: str) -> int | str | None:
+    """The version a Delta relation of a plan reads when the query travels in time
+    (``VERSION AS OF``, or ``TIMESTAMP AS OF`` a moment that may be the clock's,
+    ``current_date() - INTERVAL 1 DAY``): the plan shows neither the clause nor the version.
+    None: it reads the table's latest version. A text: why it cannot be told."""
+    try:
+        index = leaf.relation().location()
+        pinned = index.versionToUse()
+    except Py4JError:  # not Delta's file index of a catalog table
+        return f"the model's plan does not show which version of {name} it reads"
+    return int(index.version()) if pinned.isDefined() else None
 
 
 def result_settings(spark: Any) -> dict[str, str]:
