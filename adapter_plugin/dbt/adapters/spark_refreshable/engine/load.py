@@ -46,6 +46,10 @@ from dbt.adapters.spark_refreshable.engine.tables import (
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 EXAMPLES = 5
+# what a Delta partition of a STRING or BINARY column cannot hold, besides bytes that are not
+# UTF-8 text (a partition value is text in a file path; Spark replaces those bytes): Spark
+# writes both as the partition of NULL values (Hive's default), so main would read NULL
+LOST_PARTITION_VALUES = ("", "__HIVE_DEFAULT_PARTITION__")
 
 
 @dataclass(frozen=True)
@@ -273,12 +277,6 @@ def _refuse_broken(
                 f"The snapshot has {row[f'c{i}']} row(s) that break {whose.one(name, expression)}, "
                 f"e.g. {_examples(examples)}. {whose.fix([name])} Main was not touched."
             )
-
-
-# what a Delta partition of a STRING or BINARY column cannot hold, besides bytes that are not
-# UTF-8 text (a partition value is text in a file path; Spark replaces those bytes): Spark
-# writes both as the partition of NULL values (Hive's default), so main would read NULL
-LOST_PARTITION_VALUES = ("", "__HIVE_DEFAULT_PARTITION__")
 
 
 def refuse_lost_partition_values(
