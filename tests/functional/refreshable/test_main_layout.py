@@ -196,6 +196,53 @@ def test_a_partition_value_delta_would_read_back_as_null_is_refused_before_main_
     assert not list(content_problems(spark, model.tables.main, model.frame(kept), 1))
 
 
+def drawn_name(rng: random.Random) -> str:
+    """A column name of letters, spaces, accents, emoji (outside Unicode's BMP), dots and
+    backticks."""
+    pieces = ["a", "Z", " ", "é", "😀", "🔑", ".", "`", "_", "1", "ß"]
+    return "a" + "".join(rng.choices(pieces, k=rng.randint(1, 5)))
+
+
+def test_a_layout_on_columns_of_any_name_is_kept_or_refused_by_name(spark, monkeypatch):
+    """Liquid clustering on columns of drawn names, emoji among the columns before them: Delta
+    rewrote the CREATE's CLUSTER BY at offsets each emoji shifted (a syntax error), and
+    DESCRIBE DETAIL quotes such names, which read as another layout. Partitioning by a
+    column whose name has a '.' or '`' is refused by name (Delta's MERGE failed on it);
+    by other drawn names it works. Names drawn by REFRESHABLE_TEST_SEED."""
+    from dbt.adapters.spark_refreshable.engine.sql import ident, unquoted
+
+    rng = random.Random(int(os.environ.get("REFRESHABLE_TEST_SEED", "20261204")))
+    said = record_messages(monkeypatch)
+    names = list(dict.fromkeys(drawn_name(rng) for _ in range(12)))[:4]
+    ddl = ", ".join(["`🔑 id` INT", *(f"{ident(n)} STRING" for n in names)])
+
+    def day(n: int) -> list[tuple]:
+        return [(i, *(f"{name[:2]}{(i + n) % 3}" for name in names)) for i in range(n, n + 20)]
+
+    clustered = EngineModel(spark, ddl, unique_key="🔑 id", liquid_clustered_by=names[-2:])
+    for n in (0, 5):
+        clustered.refresh(day(n))
+        assert [unquoted(c) for c in detail(clustered)["clusteringColumns"]] == names[-2:]
+        assert clustered.main() == sorted(day(n)), names
+    assert not [m for m in said if "main keeps its layout" in m], said
+
+    plain = [n for n in names if "." not in n and "`" not in n] or ["a 😀"]
+    odd = next((n for n in names if "." in n or "`" in n), "a.`b")
+    for name in (plain[0], odd):
+        model = EngineModel(spark, f"id INT, {ident(name)} STRING", unique_key="id")
+        rows = [(i, f"p{i % 3}") for i in range(9)]
+        if name == odd:
+            with pytest.raises(ConfigError, match="Delta's MERGE cannot write") as refused:
+                model.refresh(rows, partition_by=ident(name))
+            assert repr(name) in str(refused.value)
+            assert not table_exists(spark, model.tables.main)
+            continue
+        model.refresh(rows, partition_by=ident(name))
+        model.refresh(rows[3:] + [(1, "p2")], partition_by=ident(name))
+        assert list(detail(model)["partitionColumns"]) == [name]
+        assert model.main() == sorted(rows[3:] + [(1, "p2")])
+
+
 def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):
     said = record_messages(monkeypatch)
     model = EngineModel(spark, DDL, unique_key="id")

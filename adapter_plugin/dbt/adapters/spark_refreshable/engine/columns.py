@@ -92,6 +92,34 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
     return keys
 
 
+def refuse_names_change_feed_breaks(columns: list[str], configured: bool) -> None:
+    """Refuse column names that Delta's ``MERGE`` cannot write to a change data feed, before
+    anything is written: a name with a backtick (Delta 4.4 reads it back unescaped, as
+    ``packedCdc.`a`b```, and every merge that updates or deletes a row fails). Nested
+    fields are not affected."""
+    broken = [c for c in dict.fromkeys(columns) if "`" in c]
+    if not broken:
+        return
+    why = (
+        "change_data_feed is true"
+        if configured
+        else "main has Delta's change data feed on (delta.enableChangeDataFeed, set outside "
+        "the model's config)"
+    )
+    off = (
+        "or set change_data_feed: false"
+        if configured
+        else "or turn it off with ALTER TABLE <main> SET TBLPROPERTIES "
+        "('delta.enableChangeDataFeed' = 'false')"
+    )
+    raise ConfigError(
+        f"Column(s) {broken} have a backtick in their name, and {why}: Delta's MERGE cannot "
+        f"write the change data feed of such a column (it fails on every update or delete). "
+        f"Rename them in the model (e.g. `a``b` AS a_b; a column main already has, with "
+        f"`dbt run --full-refresh`), {off}. Main was not touched."
+    )
+
+
 def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
     """What is wrong with the column (or nested field) at ``path`` of type ``dtype``."""
     name = dtype.typeName()

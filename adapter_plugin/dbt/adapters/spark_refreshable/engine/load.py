@@ -23,7 +23,10 @@ from pyspark.errors import (
 )
 from pyspark.sql.types import BinaryType, StringType, StructType
 
-from dbt.adapters.spark_refreshable.engine.columns import resolve_keys
+from dbt.adapters.spark_refreshable.engine.columns import (
+    refuse_names_change_feed_breaks,
+    resolve_keys,
+)
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
@@ -38,6 +41,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     row_hash_expression,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
+    MainDetail,
     SchemaPlan,
     columns_of,
     plan_schema,
@@ -90,13 +94,17 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
 
 
 def plan_for(
-    spark: Any, snapshot: Any, tables: ModelTables, config: RefreshConfig, main_exists: bool
+    spark: Any, snapshot: Any, tables: ModelTables, config: RefreshConfig, main: MainDetail | None
 ) -> SchemaPlan:
     """The schema plan (keys spelled as main spells them), checked on the snapshot's schema
     alone: no data read yet."""
     keys = resolve_keys(snapshot.schema, config.unique_key)
-    main_schema = columns_of(spark, tables.main) if main_exists else None
-    return plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
+    main_schema = None if main is None else columns_of(spark, tables.main)
+    plan = plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
+    if config.change_data_feed or (main is not None and main.change_data_feed):
+        held = [] if main_schema is None else main_schema.names
+        refuse_names_change_feed_breaks([*plan.columns, *held], config.change_data_feed)
+    return plan
 
 
 def spelled_as_planned(snapshot: Any, plan: SchemaPlan) -> Any:

@@ -608,7 +608,7 @@ class RefreshRun:
                 f"loading the snapshot into staging (cycle {self.lease.state.refresh_id})"
             )
             frame = load.as_spark_frame(spark, snapshot())
-            plan = load.plan_for(spark, frame, tables, config, main_exists)
+            plan = load.plan_for(spark, frame, tables, config, detail)
             frame = load.spelled_as_planned(frame, plan)
             self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())

@@ -11,7 +11,7 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX, fold_name
-from dbt.adapters.spark_refreshable.engine.sql import ident
+from dbt.adapters.spark_refreshable.engine.sql import ident, unquoted
 
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
 
@@ -252,19 +252,10 @@ def _column_names(name: str, value: Any) -> tuple[str, ...]:
         isinstance(n, str) and n.strip() for n in names
     ):
         raise ConfigError(f"{name} must be a column name or a list of them, got {value!r}.")
-    names = [_column_name(n) for n in names]
+    names = [unquoted(n) for n in names]
     if len({fold_name(n) for n in names}) != len(names):
         raise ConfigError(f"{name} lists a column twice: {names}.")
     return tuple(names)
-
-
-def _column_name(written: str) -> str:
-    """A column name as a config writes it: quoted in backticks as in Spark SQL (a doubled
-    backtick for a backtick), exactly as quoted; unquoted, without surrounding spaces."""
-    name = written.strip()
-    if len(name) > 2 and name[0] == name[-1] == "`":
-        return name[1:-1].replace("``", "`")
-    return name
 
 
 def _tblproperties(value: Any) -> dict[str, str]:

@@ -36,6 +36,16 @@ def ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def unquoted(written: str) -> str:
+    """A column name as Spark SQL writes it (a config's, or Delta's list of clustering
+    columns): quoted in backticks (a doubled backtick for a backtick), exactly as quoted;
+    unquoted, without surrounding spaces. The inverse of :func:`ident`."""
+    name = written.strip()
+    if len(name) > 2 and name[0] == name[-1] == "`":
+        return name[1:-1].replace("``", "`")
+    return name
+
+
 def qualified(prefix: str, name: str) -> str:
     return f"{prefix}.{ident(name)}"
 

@@ -55,6 +55,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     literal,
     schema_from_json,
     type_sql,
+    unquoted,
     without_nullability,
 )
 from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State, state_row_select
@@ -62,6 +63,7 @@ from dbt.adapters.spark_refreshable.engine.state import STATE_COLUMNS, State, st
 # Settings the engine's tables need whatever a session's defaults
 # (spark.databricks.delta.properties.defaults.*) give new tables: rows updated and deleted.
 UPDATABLE = {"delta.appendOnly": "false"}
+CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 MAIN_PROPERTIES = {
     "delta.enableDeletionVectors": "true",
     "delta.columnMapping.mode": "name",
@@ -91,7 +93,7 @@ BOOKKEEPING_LOG_PROPERTIES = {"delta.checkpointInterval": "100"}
 BOOKKEEPING_PROPERTIES = {
     "delta.enableDeletionVectors": "false",
     # no change data feed, which Delta refuses on a table replaced under column mapping
-    "delta.enableChangeDataFeed": "false",
+    CHANGE_DATA_FEED: "false",
     **UPDATABLE,
     MARKER: "true",
     **BOOKKEEPING_LOG_PROPERTIES,
@@ -149,6 +151,7 @@ class MainDetail:
     size_bytes: int
     # main's CHECK constraints that no contract put there (a user's own), by name
     own_checks: dict[str, str]
+    change_data_feed: bool  # Delta writes main's change data feed (config, or a user's own)
 
     @classmethod
     def of_snapshot(cls, spark: Any, snapshot: Any) -> MainDetail:
@@ -160,9 +163,10 @@ class MainDetail:
         clustered = []
         if clustering.ClusteredTableUtils.isSupported(snapshot.protocol()):
             names = clustering.ClusteringColumnInfo.extractLogicalNames(snapshot)
-            clustered = jvm_json(spark, names)
+            clustered = [unquoted(n) for n in jvm_json(spark, names)]
         table, version = snapshot_identity(snapshot)
         files, size_bytes = snapshot_files(snapshot)
+        properties = snapshot_properties(spark, snapshot)
         return cls(
             id=table,
             version=version,
@@ -171,17 +175,19 @@ class MainDetail:
             clustering_columns=clustered,
             files=files,
             size_bytes=size_bytes,
-            own_checks=own_check_constraints(snapshot_properties(spark, snapshot)),
+            own_checks=own_check_constraints(properties),
+            change_data_feed=writes_change_data_feed(properties),
         )
 
     @classmethod
     def of_row(cls, row: Any, version: int) -> MainDetail:
         """From DESCRIBE DETAIL's row (which names no version: read it after)."""
         try:
-            clustered = list(row["clusteringColumns"] or [])
+            clustered = [unquoted(n) for n in row["clusteringColumns"] or []]
         except (KeyError, ValueError):  # a Delta without liquid clustering
             clustered = []
         files, size_bytes = detail_files(row)
+        properties = dict(row["properties"] or {})
         return cls(
             id=str(row["id"]),
             version=version,
@@ -190,7 +196,8 @@ class MainDetail:
             clustering_columns=clustered,
             files=files,
             size_bytes=size_bytes,
-            own_checks=own_check_constraints(dict(row["properties"] or {})),
+            own_checks=own_check_constraints(properties),
+            change_data_feed=writes_change_data_feed(properties),
         )
 
 
@@ -543,8 +550,17 @@ def layout_columns(plan: SchemaPlan, config: RefreshConfig) -> tuple[str, list[s
             f"{setting} names column(s) {nested} of a nested type, which Delta cannot "
             f"{'partition' if config.partition_by else 'cluster'} by. Use other columns."
         )
+    spelled = [fields[fold_name(c)].name for c in wanted]
+    unwritable = [c for c in spelled if "." in c or "`" in c]
+    if config.partition_by and unwritable:
+        raise ConfigError(
+            f"partition_by names column(s) {unwritable} with a '.' or '`' in the name: "
+            f"Delta's MERGE cannot write a table partitioned by such a column (it reads the "
+            f"name unquoted). Rename the column in the model (e.g. `a.b` AS a_b) or "
+            f"partition by another."
+        )
     clause = "PARTITIONED BY" if config.partition_by else "CLUSTER BY"
-    return clause, [fields[fold_name(c)].name for c in wanted]
+    return clause, spelled
 
 
 def main_location(tables: ModelTables, config: RefreshConfig) -> str | None:
@@ -608,12 +624,12 @@ def create_or_evolve_main(
     runs before statements that alter an existing main, outside that block."""
     properties = {**MAIN_PROPERTIES, **config.tblproperties}
     if config.change_data_feed:
-        properties["delta.enableChangeDataFeed"] = "true"
+        properties[CHANGE_DATA_FEED] = "true"
     if table_exists(spark, tables.main):
         _evolve_main(spark, tables, plan, config, properties, tagged, before_alter)
         return
     clause, columns = layout_columns(plan, config)
-    layout = f"{clause} ({', '.join(ident(c) for c in columns)}) " if clause else ""
+    layout = f"{clause} ({', '.join(ident(c) for c in columns)})"
     location = main_location(tables, config)
     # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
     # new main replaces what they hold, as dbt-spark's table materialization does. A
@@ -622,11 +638,17 @@ def create_or_evolve_main(
     at = f"LOCATION {literal(location)} " if location else ""
     # Columns declared, not selected: see ``forget_catalog_size``.
     declared = ", ".join(f"{ident(f.name)} {type_sql(f.dataType)}" for f in plan.schema.fields)
+    # Delta 4.4 rewrites a CREATE's CLUSTER BY at character offsets that each character
+    # outside Unicode's BMP (an emoji) before it shifts: main is clustered after it exists
+    partitioned = f"{layout} " if clause == "PARTITIONED BY" else ""
     with tagged():
         spark.sql(
-            f"{create} {tables.main} ({declared}) USING delta {layout}{at}"
+            f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
             f"TBLPROPERTIES ({properties_sql(properties)})"
         )
+    if clause == "CLUSTER BY":
+        with tagged():
+            spark.sql(f"ALTER TABLE {tables.main} {layout}")
 
 
 def forget_catalog_size(spark: Any, name: str) -> None:
@@ -732,6 +754,11 @@ def _managed_constraints(held: dict[str, str]) -> dict[str, str]:
     expressions as the contract wrote them (Delta keeps them respelled)."""
     value = json.loads(held.get(CONSTRAINTS_PROPERTY) or "{}")
     return value if isinstance(value, dict) else {}
+
+
+def writes_change_data_feed(properties: dict[str, str]) -> bool:
+    """Whether a table of these properties has Delta write its change data feed."""
+    return properties.get(CHANGE_DATA_FEED, "false").strip().lower() == "true"
 
 
 def own_check_constraints(properties: dict[str, str]) -> dict[str, str]:
