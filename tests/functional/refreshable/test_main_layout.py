@@ -15,6 +15,7 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
+    SchemaChangeError,
     SnapshotRejectedError,
 )
 from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES
@@ -241,6 +242,27 @@ def test_a_layout_on_columns_of_any_name_is_kept_or_refused_by_name(spark, monke
         model.refresh(rows[3:] + [(1, "p2")], partition_by=ident(name))
         assert list(detail(model)["partitionColumns"]) == [name]
         assert model.main() == sorted(rows[3:] + [(1, "p2")])
+
+
+@pytest.mark.parametrize(
+    ("config", "how"),
+    [({"partition_by": "region"}, "partitioned"), ({"liquid_clustered_by": "REGION"}, "clustered")],
+)
+def test_a_snapshot_without_a_column_of_mains_layout_is_refused_before_anything_is_written(
+    spark, config, how
+):
+    """sync_all_columns would drop the column, which Delta refuses: the merge failed after
+    the load, every run, with the cycle left FINISHING."""
+    model = EngineModel(spark, DDL, unique_key="id", on_schema_change="sync_all_columns", **config)
+    model.refresh(DAY1)
+    version = model.version()
+    model.ddl = "id INT, value STRING"
+    with pytest.raises(SchemaChangeError, match=rf"\['region'\], which main is {how} by"):
+        model.refresh([(i, v) for i, _, v in DAY2])
+    assert model.version() == version and model.state().phase == "IDLE"
+    model.ddl = DDL
+    model.refresh(DAY2)
+    assert model.main() == sorted(DAY2)
 
 
 def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):

@@ -106,6 +106,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     layout_drift,
     main_detail,
     main_location,
+    refuse_dropping_layout_columns,
     set_table_properties,
     table_exists,
 )
@@ -863,11 +864,14 @@ class RefreshRun:
             self.report.say(f"compacted main: {done.files_before} files -> {done.files_after}")
 
     def _check_layout(self, plan: SchemaPlan, main_detail: MainDetail | None) -> None:
-        """Refuse a partition_by or clustering main could not be created with, before the
-        load writes anything; say so when an existing main's layout differs from it."""
+        """Refuse a partition_by or clustering main could not be created with, or a plan that
+        drops a column of main's layout, before the load writes anything; say so when an
+        existing main's layout differs from the config."""
         if main_detail is None:
             layout_columns(plan, self.config)
-        elif self.config.partition_by or self.config.cluster_by or self.config.location_root:
+            return
+        refuse_dropping_layout_columns(plan, main_detail)
+        if self.config.partition_by or self.config.cluster_by or self.config.location_root:
             location = main_location(self.tables, self.config)
             drift = layout_drift(main_detail, self.config, location)
             if drift is not None:

@@ -583,6 +583,25 @@ def _same_location(found: str, wanted: str) -> bool:
     return normal(found) == normal(wanted)
 
 
+def refuse_dropping_layout_columns(plan: SchemaPlan, detail: MainDetail) -> None:
+    """Refuse a plan that drops a column main is partitioned or clustered by (Delta cannot
+    drop one; the merge would fail after the load), before the load writes anything."""
+    dropped = {fold_name(c) for c in plan.drop}
+    for how, columns in (
+        ("partitioned", detail.partition_columns),
+        ("clustered", detail.clustering_columns),
+    ):
+        held = [c for c in columns if fold_name(c) in dropped]
+        if held:
+            raise SchemaChangeError(
+                f"The snapshot no longer has column(s) {held}, which main is {how} by: "
+                f"on_schema_change='sync_all_columns' would drop them, and Delta cannot drop "
+                f"a column a table is {how} by. Return the column(s) in the model, or "
+                f"rebuild main without them with `dbt run --full-refresh --select <model>`. "
+                f"Main was not touched."
+            )
+
+
 def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None) -> str | None:
     """How an existing main's partitioning, clustering or location differs from the model's
     config (``location``: ``main_location``'s), if it does. Layout applies when main is
