@@ -265,6 +265,19 @@ def test_a_snapshot_without_a_column_of_mains_layout_is_refused_before_anything_
     assert model.main() == sorted(DAY2)
 
 
+def test_an_empty_main_without_a_layout_is_clustered_as_configured(spark, monkeypatch):
+    """Main is clustered after its CREATE (Delta misparses a CREATE's CLUSTER BY after an
+    emoji): a main left empty and unclustered between the two, as a crash would, or built
+    from an empty snapshot before clustering was configured, is clustered by the next run."""
+    said = record_messages(monkeypatch)
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh([], allow_empty_snapshot=True)
+    model.refresh(DAY1, liquid_clustered_by=["region", "id"])
+    assert list(detail(model)["clusteringColumns"]) == ["region", "id"]
+    assert model.main() == sorted(DAY1)
+    assert not [m for m in said if "main keeps its layout" in m], said
+
+
 def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):
     said = record_messages(monkeypatch)
     model = EngineModel(spark, DDL, unique_key="id")

@@ -37,6 +37,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     snapshot_identity,
     snapshot_properties,
     table_detail,
+    table_files,
     table_version,
 )
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
@@ -152,6 +153,11 @@ class MainDetail:
     # main's CHECK constraints that no contract put there (a user's own), by name
     own_checks: dict[str, str]
     change_data_feed: bool  # Delta writes main's change data feed (config, or a user's own)
+
+    @property
+    def takes_clustering(self) -> bool:
+        """Main holds no file and no layout: as created, it can still be clustered."""
+        return not (self.files or self.partition_columns or self.clustering_columns)
 
     @classmethod
     def of_snapshot(cls, spark: Any, snapshot: Any) -> MainDetail:
@@ -606,13 +612,17 @@ def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None
     """How an existing main's partitioning, clustering or location differs from the model's
     config (``location``: ``main_location``'s), if it does. Layout applies when main is
     created."""
-    found = {
-        "partition_by": detail.partition_columns,
-        "liquid_clustered_by": detail.clustering_columns,
-    }
     wanted = {
         "partition_by": list(config.partition_by),
         "liquid_clustered_by": list(config.cluster_by),
+    }
+    found = {
+        "partition_by": detail.partition_columns,
+        "liquid_clustered_by": (
+            wanted["liquid_clustered_by"]
+            if detail.takes_clustering  # the merge clusters it (``_cluster_empty_main``)
+            else detail.clustering_columns
+        ),
     }
     differing = [
         f"{setting} is {wanted[setting] or 'unset'}, main has {found[setting] or 'none'}"
@@ -646,9 +656,10 @@ def create_or_evolve_main(
         properties[CHANGE_DATA_FEED] = "true"
     if table_exists(spark, tables.main):
         _evolve_main(spark, tables, plan, config, properties, tagged, before_alter)
+        _cluster_empty_main(spark, tables, plan, config, tagged, before_alter)
         return
     clause, columns = layout_columns(plan, config)
-    layout = f"{clause} ({', '.join(ident(c) for c in columns)})"
+    layout = _layout_clause(clause, columns)
     location = main_location(tables, config)
     # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
     # new main replaces what they hold, as dbt-spark's table materialization does. A
@@ -668,6 +679,30 @@ def create_or_evolve_main(
     if clause == "CLUSTER BY":
         with tagged():
             spark.sql(f"ALTER TABLE {tables.main} {layout}")
+
+
+def _layout_clause(clause: str, columns: list[str]) -> str:
+    return f"{clause} ({', '.join(ident(c) for c in columns)})"
+
+
+def _cluster_empty_main(
+    spark: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    config: RefreshConfig,
+    tagged: Callable[[], AbstractContextManager[None]],
+    before_alter: Callable[[], None],
+) -> None:
+    """Cluster an existing main as the config asks while it holds no file and no layout:
+    as created, when a crash came between its CREATE and its ALTER TABLE ... CLUSTER BY."""
+    if not config.cluster_by or table_files(spark, tables.main)[0]:
+        return
+    detail = main_detail(spark, tables)
+    if detail is None or not detail.takes_clustering:
+        return
+    before_alter()
+    with tagged():
+        spark.sql(f"ALTER TABLE {tables.main} {_layout_clause(*layout_columns(plan, config))}")
 
 
 def forget_catalog_size(spark: Any, name: str) -> None:
