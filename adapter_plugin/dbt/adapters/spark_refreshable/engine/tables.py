@@ -620,7 +620,7 @@ def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None
         "partition_by": detail.partition_columns,
         "liquid_clustered_by": (
             wanted["liquid_clustered_by"]
-            if detail.takes_clustering  # the merge clusters it (``_cluster_empty_main``)
+            if detail.takes_clustering  # the merge clusters it (``create_or_evolve_main``)
             else detail.clustering_columns
         ),
     }
@@ -656,10 +656,11 @@ def create_or_evolve_main(
         properties[CHANGE_DATA_FEED] = "true"
     if table_exists(spark, tables.main):
         _evolve_main(spark, tables, plan, config, properties, tagged, before_alter)
-        _cluster_empty_main(spark, tables, plan, config, tagged, before_alter)
+        if config.cluster_by and _takes_clustering(spark, tables):
+            before_alter()
+            _cluster(spark, tables, plan, config, tagged)
         return
     clause, columns = layout_columns(plan, config)
-    layout = _layout_clause(clause, columns)
     location = main_location(tables, config)
     # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
     # new main replaces what they hold, as dbt-spark's table materialization does. A
@@ -668,39 +669,39 @@ def create_or_evolve_main(
     at = f"LOCATION {literal(location)} " if location else ""
     # Columns declared, not selected: see ``forget_catalog_size``.
     declared = ", ".join(f"{ident(f.name)} {type_sql(f.dataType)}" for f in plan.schema.fields)
-    # Delta 4.4 rewrites a CREATE's CLUSTER BY at character offsets that each character
-    # outside Unicode's BMP (an emoji) before it shifts: main is clustered after it exists
-    partitioned = f"{layout} " if clause == "PARTITIONED BY" else ""
+    partitioned = f"{_layout_clause(clause, columns)} " if clause == "PARTITIONED BY" else ""
     with tagged():
         spark.sql(
             f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
             f"TBLPROPERTIES ({properties_sql(properties)})"
         )
-    if clause == "CLUSTER BY":
-        with tagged():
-            spark.sql(f"ALTER TABLE {tables.main} {layout}")
+    if clause == "CLUSTER BY":  # once main exists (``_cluster``)
+        _cluster(spark, tables, plan, config, tagged)
 
 
 def _layout_clause(clause: str, columns: list[str]) -> str:
     return f"{clause} ({', '.join(ident(c) for c in columns)})"
 
 
-def _cluster_empty_main(
+def _takes_clustering(spark: Any, tables: ModelTables) -> bool:
+    """Whether an existing main holds no file and no layout: as created, when a crash came
+    between its CREATE and its clustering (``_cluster``), so that it can be clustered."""
+    if table_files(spark, tables.main)[0]:
+        return False
+    detail = main_detail(spark, tables)
+    return detail is not None and detail.takes_clustering
+
+
+def _cluster(
     spark: Any,
     tables: ModelTables,
     plan: SchemaPlan,
     config: RefreshConfig,
     tagged: Callable[[], AbstractContextManager[None]],
-    before_alter: Callable[[], None],
 ) -> None:
-    """Cluster an existing main as the config asks while it holds no file and no layout:
-    as created, when a crash came between its CREATE and its ALTER TABLE ... CLUSTER BY."""
-    if not config.cluster_by or table_files(spark, tables.main)[0]:
-        return
-    detail = main_detail(spark, tables)
-    if detail is None or not detail.takes_clustering:
-        return
-    before_alter()
+    """Cluster main as liquid_clustered_by asks, by ALTER TABLE: Delta 4.4 rewrites a
+    CREATE's CLUSTER BY at character offsets that each character outside Unicode's BMP (an
+    emoji) before it shifts, a syntax error."""
     with tagged():
         spark.sql(f"ALTER TABLE {tables.main} {_layout_clause(*layout_columns(plan, config))}")
 
