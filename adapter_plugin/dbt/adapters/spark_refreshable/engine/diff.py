@@ -377,13 +377,38 @@ def change_set(
     changes and is not diffed. An index that is not the last snapshot, or cannot be read,
     is dropped and the diff read from main. The diff is held (narrow: keys and ops) until
     the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
-    main_lacks = frozenset(fold_name(name) for name, _ in plan.add)
     staged = None
     if index is not None and staged_rows in (None, index.rows):  # the last snapshot again?
         staged = summarize_staging(spark, tables, plan.keys)
         if index.is_snapshot_of(staged):
             yield ChangeSet(spark, tables, plan, None, ChangeCounts({}), staged, None)
             return
+    combined, summed, refused = _diff_job(
+        spark, tables, plan, layout, main_version, index, staging_summed=staged is None
+    )
+    try:
+        if staged is None:
+            staged = _staged_snapshot(summed.pop(STAGING_SUMMARY, {}))
+        counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
+        diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
+        yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)
+    finally:
+        combined.unpersist()
+
+
+def _diff_job(
+    spark: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    layout: VnodeLayout,
+    main_version: int | None,
+    index: MainIndex | None,
+    staging_summed: bool,
+) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]], str | None]:
+    """The cycle's diff job (:func:`_held_and_summed`) through ``index``, or, where the
+    index is not the last snapshot or cannot be read, again reading main: the held diff,
+    its sums, and why the index was refused (None: used, or none offered)."""
+    main_lacks = frozenset(fold_name(name) for name, _ in plan.add)
 
     def run(through: MainIndex | None) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
         query = diff_sql(
@@ -394,7 +419,7 @@ def change_set(
             main_lacks=main_lacks,
             index=through,
             summarized=True,
-            staging_summed=staged is None,
+            staging_summed=staging_summed,
         )
         return _held_and_summed(spark, query)
 
@@ -412,14 +437,7 @@ def change_set(
                 combined.unpersist()
     if refused is not None:
         combined, summed = run(None)
-    try:
-        if staged is None:
-            staged = _staged_snapshot(summed.pop(STAGING_SUMMARY, {}))
-        counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
-        diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
-        yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)
-    finally:
-        combined.unpersist()
+    return combined, summed, refused
 
 
 def _held_and_summed(

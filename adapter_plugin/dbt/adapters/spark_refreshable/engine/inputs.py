@@ -189,6 +189,32 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
         return functions
     if CLOCK_OR_SESSION.search(" ".join(functions)):
         return "a SQL function the model calls reads the clock or the session"
+    read = _tables_read(spark, nodes)
+    if isinstance(read, str):
+        return read
+    tables, travelled = read
+    canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
+    described = [
+        sql,
+        config,
+        result_settings(spark),
+        canonical,
+        functions,
+        plan.schema().json(),
+        sorted(travelled),
+    ]
+    fingerprint = hashlib.sha256(
+        json.dumps(described, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    return Inputs(fingerprint, tables)
+
+
+def _tables_read(
+    spark: Any, nodes: list[PlanNode]
+) -> tuple[dict[str, tuple[str, int]], list[tuple[str, int]]] | str:
+    """The Delta tables of the catalog that the plan's leaves (``nodes``) read, each with
+    its identity, and the versions those that travel in time read; or why the leaves
+    cannot be vouched for."""
     tables: dict[str, tuple[str, int]] = {}
     travelled: list[tuple[str, int]] = []
     for leaf, in_view in ((n.node, n.in_view) for n in nodes if n.is_leaf):
@@ -211,20 +237,7 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
             return version
         if version is not None:
             travelled.append((name, version))
-    canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
-    described = [
-        sql,
-        config,
-        result_settings(spark),
-        canonical,
-        functions,
-        plan.schema().json(),
-        sorted(travelled),
-    ]
-    fingerprint = hashlib.sha256(
-        json.dumps(described, sort_keys=True, default=str).encode()
-    ).hexdigest()
-    return Inputs(fingerprint, tables)
+    return tables, travelled
 
 
 def _version_travelled_to(leaf: Any, name: str) -> int | str | None:

@@ -27,7 +27,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -511,35 +511,12 @@ class RefreshRun:
         spark, tables, config = self.spark, self.tables, self.config
         refresh_id = self.lease.state.refresh_id
         staged = self._stage(snapshot)
-        plan, layout = staged.plan, staged.layout
+        layout = staged.layout
         with contextlib.ExitStack() as held:
             with self.clock.measure("diff"):
-                found = held.enter_context(
-                    diff.change_set(
-                        spark,
-                        tables,
-                        plan,
-                        layout,
-                        staged.base_version,
-                        staged.index,
-                        staged.staged_rows,
-                    )
-                )
-                if found.index_refused is not None:
-                    self.report.say(f"diffing against all of main: {found.index_refused}")
-                read_index = staged.index is not None and found.index_refused is None
-                self.result.diff_read_main = staged.main_exists and not read_index
-                self.result.diff_skipped = not found.diffed
+                found = held.enter_context(self._change_set(staged))
                 summary, counts = found.staged, found.counts
-                load.refuse_null_keys(spark, tables, plan.keys, summary)
-                load.check_constraints(spark, tables, config.constraints, staged.main_checks)
-                load.refuse_lost_partition_values(
-                    spark, tables, staged.partition_columns, plan.schema
-                )
-                found.refuse_bad_keys()
-                load.check_delete_guards(
-                    tables, config, summary, counts.total("I"), counts.total("D")
-                )
+                self._refuse_bad_snapshot(staged, found)
                 chunks = progress.plan_chunks(
                     counts.by_vnode(), layout.count, config.merge_chunk_rows
                 )
@@ -565,6 +542,38 @@ class RefreshRun:
         )
         self.faults.reached("finishing")
         return loaded
+
+    @contextlib.contextmanager
+    def _change_set(self, staged: Staged) -> Iterator[diff.ChangeSet]:
+        """The cycle's change set (``diff.change_set``), held until the block ends; whether
+        the diff read main or skipped is recorded in the run's result."""
+        with diff.change_set(
+            self.spark,
+            self.tables,
+            staged.plan,
+            staged.layout,
+            staged.base_version,
+            staged.index,
+            staged.staged_rows,
+        ) as found:
+            if found.index_refused is not None:
+                self.report.say(f"diffing against all of main: {found.index_refused}")
+            read_index = staged.index is not None and found.index_refused is None
+            self.result.diff_read_main = staged.main_exists and not read_index
+            self.result.diff_skipped = not found.diffed
+            yield found
+
+    def _refuse_bad_snapshot(self, staged: Staged, found: diff.ChangeSet) -> None:
+        """Refuse a snapshot the merge must not apply, before main is touched: NULL or
+        duplicate keys, rows breaking a CHECK constraint or main's partitioning, deletes
+        past the guards."""
+        spark, tables, config, plan = self.spark, self.tables, self.config, staged.plan
+        summary, counts = found.staged, found.counts
+        load.refuse_null_keys(spark, tables, plan.keys, summary)
+        load.check_constraints(spark, tables, config.constraints, staged.main_checks)
+        load.refuse_lost_partition_values(spark, tables, staged.partition_columns, plan.schema)
+        found.refuse_bad_keys()
+        load.check_delete_guards(tables, config, summary, counts.total("I"), counts.total("D"))
 
     @staticmethod
     def _planned(
