@@ -210,8 +210,8 @@ def redrawn_table_config(rng: random.Random, model: GeneratedModel, keys: list[l
 
 
 # `make test` runs a draw with the change data feed on days 1 and 3, columns that evolve and a
-# crash between a chunk's commit and its checkpoint (few draws turn the feed on: a model with a
-# backtick in a column name cannot have it); `make test-all` five more
+# crash mid-merge once a chunk is done (few draws turn the feed on: a model with a backtick in
+# a column name cannot have it); `make test-all` five more
 @pytest.mark.parametrize(
     "index", [39, *(pytest.param(i, marks=pytest.mark.extended) for i in range(5))]
 )
