@@ -111,6 +111,39 @@ def test_a_configured_bookkeeping_schema_is_created_and_used(spark):
     assert model.main() == sorted(DAY2)
 
 
+@pytest.mark.parametrize("beside_main", [False, pytest.param(True, marks=pytest.mark.extended)])
+def test_another_models_bookkeeping_table_is_never_taken_for_main(spark, beside_main):
+    """A model whose main has the name of another model's bookkeeping table: a model
+    `<m>__staging` in the schema `<schema>_refreshable` (where dbt puts a model configured
+    schema='refreshable'), or beside `<m>` when their bookkeeping_schema is their schema. Each
+    run of it, --full-refresh too, is refused before anything is written, where it once
+    merged its rows into the other model's staging (and the other's next load replaced them)."""
+    layout = {"bookkeeping_schema": SCHEMA} if beside_main else {}
+    owner = EngineModel(spark, "id INT, value STRING", unique_key="id", **layout)
+    owner.refresh(DAY1)
+    present = ("staging", "progress", "state")
+    held = {role: (owner.table_version(role), rows(spark, owner, role)) for role in present}
+    for role in present:
+        intruder = EngineModel(spark, "id INT, value STRING", unique_key="id", **layout)
+        intruder.tables = ModelTables(
+            owner.tables.bookkeeping,
+            owner.tables.identifiers()[role],
+            layout.get("bookkeeping_schema"),
+        )
+        for full_refresh in (False, True):
+            with pytest.raises(ConfigError, match=f"the {role} table of the model") as refused:
+                intruder.refresh(DAY3, full_refresh=full_refresh)
+            assert "Nothing was changed" in str(refused.value)
+        assert not table_exists(spark, intruder.tables.state)
+    assert {role: (owner.table_version(role), rows(spark, owner, role)) for role in present} == held
+    result = owner.refresh(DAY2)
+    assert owner.main() == sorted(DAY2) and not result.diff_read_main  # staging kept its rows
+
+
+def rows(spark, model: EngineModel, role: str) -> list[tuple]:
+    return sorted(map(tuple, spark.table(model.tables.role_name(role)).collect()), key=repr)
+
+
 @pytest.mark.parametrize("value", ["", "a-b", "x.y", 3])
 def test_a_bad_bookkeeping_schema_is_refused_before_anything_runs(spark, value):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")

@@ -106,6 +106,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     layout_drift,
     main_detail,
     main_location,
+    refuse_bookkeeping_table_as_main,
     refuse_dropping_layout_columns,
     set_table_properties,
     table_exists,
@@ -243,14 +244,15 @@ class RefreshRun:
             self._move_bookkeeping_beside_main()
         claimed = claim_bookkeeping_tables(spark, tables, ("state",), dropping=full_refresh)
         has_state = "state" in claimed.present
-        if not has_state and not tables.bookkeeping_beside_main:
-            ensure_bookkeeping_schema(spark, tables)
         read = None
         if has_state and not full_refresh:
             add_missing_state_columns(spark, tables)  # a state table of an earlier version
             skipped, read = self._skipped(snapshot)
             if skipped is not None:
                 return skipped, {}
+        refuse_bookkeeping_table_as_main(spark, tables)
+        if not has_state and not tables.bookkeeping_beside_main:
+            ensure_bookkeeping_schema(spark, tables)
         others = tuple(role for role in BOOKKEEPING_SUFFIXES if role != "state")
         outdated = {
             **claimed.outdated,

@@ -290,6 +290,40 @@ def claim_bookkeeping_tables(
     return Claim(frozenset(present), outdated)
 
 
+def refuse_bookkeeping_table_as_main(spark: Any, tables: ModelTables) -> None:
+    """Refuse a main that is a bookkeeping table of dbt-refreshable: another model's
+    staging, changes, progress or state table has this model's name (a model
+    ``orders__staging`` in the schema ``analytics_refreshable``, which dbt gives a model
+    configured ``schema='refreshable'``, or beside ``orders`` when its bookkeeping_schema is
+    their schema). Served from, it would show the other model's rows, and each model's run
+    would overwrite what the other wrote."""
+    try:
+        held = existing_table_properties(spark, tables.main)
+    except AnalysisException as error:
+        if error.getCondition() in FILES_GONE:
+            return  # reading main says so, with what to do
+        raise
+    if held is None or held.get(MARKER) != "true":
+        return
+    role, model = next(
+        (
+            (role, tables.identifier[: -len(suffix)])
+            for role, suffix in BOOKKEEPING_SUFFIXES.items()
+            if tables.identifier.endswith(suffix)
+        ),
+        ("bookkeeping", None),
+    )
+    owner = held.get(OWNER_PROPERTY) or model
+    of = f"the model {owner}" if owner else "another model"
+    raise ConfigError(
+        f"{tables.display} is a bookkeeping table of dbt-refreshable (the {role} table of {of}, "
+        f"whose bookkeeping tables are in {tables.schema}), not a table this model can "
+        f"serve from: its rows are that model's, and each model's run would overwrite the "
+        f"other's. Give this model another alias or schema, or set bookkeeping_schema on the "
+        f"other model. Nothing was changed."
+    )
+
+
 def state_owner(tables: ModelTables) -> str:
     """The value of the state table's OWNER_PROPERTY for this model."""
     return tables.display.lower()
