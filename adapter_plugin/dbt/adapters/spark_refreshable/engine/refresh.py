@@ -113,8 +113,9 @@ from dbt.adapters.spark_refreshable.engine.tables import (
 )
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 
-# Spark's session catalog (Hive metastore) allows table names of letters, digits and _ only
-INVALID_NAME = "INVALID_SCHEMA_OR_RELATION_NAME"
+# Spark's session catalog (Hive metastore) allows table names of letters, digits and _ only;
+# of a name with a backtick, Spark 4.2 fails while wording that error, under another condition
+INVALID_NAME_CONDITIONS = ("INVALID_SCHEMA_OR_RELATION_NAME", "INVALID_ATTRIBUTE_NAME_SYNTAX")
 CYCLE_FIELDS_CLEARED = dict.fromkeys(
     (
         "refresh_id",
@@ -275,7 +276,7 @@ class RefreshRun:
                 lambda claimed: create_state_table(self.spark, self.tables, claimed)
             )
         except AnalysisException as error:  # a model's first table: no table of it exists
-            if error.getCondition() != INVALID_NAME:
+            if error.getCondition() not in INVALID_NAME_CONDITIONS:
                 raise
             raise ConfigError(
                 f"{self.tables.display} cannot be created under that name on this Spark "
