@@ -19,6 +19,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     SnapshotRejectedError,
 )
 from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.content import content_problems
@@ -292,6 +293,33 @@ def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, 
     model.refresh(DAY3, full_refresh=True)
     assert list(detail(model)["partitionColumns"]) == ["region"]
     assert model.main() == sorted(DAY3)
+
+
+def test_two_models_of_one_alias_under_one_location_root_are_refused(spark, tmp_path):
+    """location_root places main at <location_root>/<alias>: models of one alias in two
+    schemas (staging.orders, marts.orders) get one folder. The second is refused, --full-refresh
+    too, where it replaced the rows the first serves; so is one whose catalog entry a user
+    pointed at that folder."""
+    root = str(tmp_path / "lake")
+    first = EngineModel(spark, DDL, unique_key="id", location_root=root)
+    first.refresh(DAY1)
+    second = EngineModel(spark, DDL, unique_key="id", location_root=root)
+    second.tables = ModelTables(f"{first.tables.schema}_marts", first.tables.identifier)
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {second.tables.schema}")
+    version = first.version()
+    for full_refresh in (False, True):
+        with pytest.raises(ConfigError, match="holds the main table of the model") as refused:
+            second.refresh(DAY2, full_refresh=full_refresh)
+        assert f"the model {first.tables.display.lower()}," in str(refused.value)
+        assert not table_exists(spark, second.tables.main)
+    spark.sql(
+        f"CREATE TABLE {second.tables.main} USING delta LOCATION '{root}/{first.tables.identifier}'"
+    )
+    with pytest.raises(ConfigError, match="ALTER TABLE"):
+        second.refresh(DAY2)
+    assert first.version() == version and first.main() == sorted(DAY1)
+    assert not first.refresh(DAY3).diff_read_main  # nothing but its own commits since
+    assert first.main() == sorted(DAY3)
 
 
 def test_location_root_places_main_through_refreshes_a_resume_and_full_refreshes(

@@ -106,6 +106,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     layout_drift,
     main_detail,
     main_location,
+    refuse_another_models_location,
     refuse_bookkeeping_table_as_main,
     refuse_dropping_layout_columns,
     set_table_properties,
@@ -615,6 +616,7 @@ class RefreshRun:
         spark, tables, config = self.spark, self.tables, self.config
         with self.clock.measure("load"):
             detail = main_detail(spark, tables)
+            refuse_another_models_location(spark, tables, config, detail)
             main_exists = detail is not None
             inputs = self._read_inputs(snapshot)  # before the snapshot reads them
             self.report.say(

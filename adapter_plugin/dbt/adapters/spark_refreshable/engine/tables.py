@@ -153,6 +153,7 @@ class MainDetail:
     # main's CHECK constraints that no contract put there (a user's own), by name
     own_checks: dict[str, str]
     change_data_feed: bool  # Delta writes main's change data feed (config, or a user's own)
+    owner: str | None  # the model an external main was created for (OWNER_PROPERTY)
 
     @property
     def takes_clustering(self) -> bool:
@@ -183,6 +184,7 @@ class MainDetail:
             size_bytes=size_bytes,
             own_checks=own_check_constraints(properties),
             change_data_feed=writes_change_data_feed(properties),
+            owner=properties.get(OWNER_PROPERTY),
         )
 
     @classmethod
@@ -204,6 +206,7 @@ class MainDetail:
             size_bytes=size_bytes,
             own_checks=own_check_constraints(properties),
             change_data_feed=writes_change_data_feed(properties),
+            owner=properties.get(OWNER_PROPERTY),
         )
 
 
@@ -642,6 +645,56 @@ def refuse_dropping_layout_columns(plan: SchemaPlan, detail: MainDetail) -> None
             )
 
 
+def refuse_another_models_location(
+    spark: Any, tables: ModelTables, config: RefreshConfig, detail: MainDetail | None
+) -> None:
+    """Refuse an external main whose folder holds another model's main: location_root
+    places main at ``<location_root>/<alias>``, so two models of one alias in two schemas
+    (``staging.orders``, ``marts.orders``) get one folder, and each run would replace the
+    rows the other serves. ``detail``: main as the catalog has it (None: not yet, and the
+    folder may hold a Delta table all the same). A main created before its model was
+    recorded (``OWNER_PROPERTY``, set when an external main is created) passes."""
+    location = main_location(tables, config)
+    if location is None:
+        return
+    owner = detail.owner if detail is not None else _owner_at(spark, location)
+    this = state_owner(tables)
+    if owner is None or owner == this:
+        return
+    way_out = (
+        "drop the other table or give one of the two models another alias or location_root"
+        if detail is None
+        else f"give one of the two models another alias or location_root; if {owner} is this "
+        f"model under its old name, record it: ALTER TABLE {tables.main} SET TBLPROPERTIES "
+        f"('{OWNER_PROPERTY}' = '{this}')"
+    )
+    raise ConfigError(
+        f"{location} holds the main table of the model {owner}, not of {tables.display}: "
+        f"location_root places main at <location_root>/<alias>, so models of one alias share "
+        f"a folder, and each run would replace the rows the other serves. To fix, {way_out}. "
+        f"Nothing was changed."
+    )
+
+
+def _owner_at(spark: Any, location: str) -> str | None:
+    """The model the Delta table in folder ``location`` was created for, if any."""
+    try:
+        nothing = spark._jvm.scala.Option.empty()
+        log = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, location
+        )
+        snapshot = log.update(False, nothing, nothing)
+        if snapshot.version() < 0:
+            return None
+        return snapshot_properties(spark, snapshot).get(OWNER_PROPERTY)
+    except (AttributeError, Py4JError, PySparkException):  # Spark Connect: by SQL
+        pass
+    try:
+        return _properties_by_sql(spark, f"delta.{quote(location)}").get(OWNER_PROPERTY)
+    except AnalysisException:  # no Delta table there
+        return None
+
+
 def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None) -> str | None:
     """How an existing main's partitioning, clustering or location differs from the model's
     config (``location``: ``main_location``'s), if it does. Layout applies when main is
@@ -696,6 +749,8 @@ def create_or_evolve_main(
         return
     clause, columns = layout_columns(plan, config)
     location = main_location(tables, config)
+    if location:
+        properties[OWNER_PROPERTY] = state_owner(tables)
     # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
     # new main replaces what they hold, as dbt-spark's table materialization does. A
     # cycle diffs against main as the catalog has it, so none of it is lost that way.
