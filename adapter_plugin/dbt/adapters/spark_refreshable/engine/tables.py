@@ -77,7 +77,8 @@ MAIN_PROPERTIES = {
 MARKER = "dbt_refreshable.bookkeeping"
 # on the state table: the model (main's schema.identifier, lower case) whose lock and
 # bookkeeping it holds. Two models of one name whose bookkeeping_schema is the same would
-# otherwise share one lock, one staging table and one record of the last snapshot.
+# otherwise share one lock, one staging table and one record of the last snapshot. Also on
+# an external main: two models of one alias under one location_root would share its folder.
 OWNER_PROPERTY = "dbt_refreshable.model"
 # Spark's text in place of a redacted value
 REDACTED = "*********(redacted)"
