@@ -6,9 +6,11 @@ Spark's planner sizes main as it is, not as it was created."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import random
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -203,6 +205,76 @@ def drawn_name(rng: random.Random) -> str:
     backticks."""
     pieces = ["a", "Z", " ", "é", "😀", "🔑", ".", "`", "_", "1", "ß"]
     return "a" + "".join(rng.choices(pieces, k=rng.randint(1, 5)))
+
+
+# zones whose clocks are set back (by an hour, or by half an hour at Lord Howe Island)
+FALL_BACK_ZONES = ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Santiago"]
+
+
+def repeated_local_time(zone: ZoneInfo, instant: int) -> bool:
+    """Whether the clock of ``zone`` shows the local time of ``instant`` (seconds) twice
+    and ``instant`` is the second: that local time read back is another instant."""
+    local = dt.datetime.fromtimestamp(instant, zone).replace(tzinfo=None)
+    return local.replace(tzinfo=zone, fold=0).timestamp() != instant
+
+
+def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
+    """A TIMESTAMP partition column's values go into file paths as the session's local
+    time: an instant in the hour the clock repeats when it is set back came back as the
+    hour's first instant (main served 05:30 UTC for a snapshot's 06:30 UTC, and the row
+    hashes said it was equal). Such a snapshot is refused, on the first build and later, and
+    main keeps what it held; every other instant is main's as written, read in any time
+    zone. Instants drawn (REFRESHABLE_TEST_SEED) from hours around each zone's transitions
+    and from 1900-2100, their fate told by Python's time zone database."""
+    rng = random.Random(int(os.environ.get("REFRESHABLE_TEST_SEED", "20261203")))
+    zone = rng.choice(FALL_BACK_ZONES)
+    tz = ZoneInfo(zone)
+    first_repeated = [  # each first instant whose local time comes again, 2024-2026
+        t
+        for t in range(1704067200, 1798761600, 1800)
+        if repeated_local_time(tz, t) and not repeated_local_time(tz, t - 1800)
+    ]
+    near = [t + rng.randrange(-5400, 5400) for t in first_repeated for _ in range(4)]
+    near += [t + rng.randrange(0, 1800) for t in first_repeated]  # in a repeated time
+    anywhere = [rng.randrange(-2208988800, 4102444800) for _ in range(20)]
+    drawn = sorted(set(near + anywhere))
+    lost = [i for i in drawn if repeated_local_time(tz, i)]
+    kept = [i for i in drawn if not repeated_local_time(tz, i)]
+    assert lost and kept, (zone, drawn)
+
+    def snapshot(instants: list[int]) -> str:
+        rows = ", ".join(f"({n}, {i})" for n, i in enumerate(instants))
+        return (
+            "SELECT CAST(n AS INT) AS id, timestamp_seconds(i) AS at, CAST(i AS BIGINT) AS value "
+            f"FROM VALUES {rows} AS t(n, i)"
+        )
+
+    def refused(model: EngineModel, instants: list[int]) -> None:
+        with pytest.raises(SnapshotRejectedError) as raised:
+            model.refresh(snapshot(instants))
+        message = str(raised.value)
+        assert "partitioning by `at`" in message and "spark.sql.session.timeZone: UTC" in message
+        assert "Main was not touched" in message, message
+
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        first = EngineModel(spark, "id INT", unique_key="id", partition_by="at")
+        refused(first, [*kept[:3], lost[0]])
+        assert not table_exists(spark, first.tables.main)
+
+        model = EngineModel(spark, "id INT", unique_key="id", partition_by="at")
+        model.refresh(snapshot(kept))
+        for reader in (zone, "UTC", "Asia/Kathmandu"):
+            spark.conf.set("spark.sql.session.timeZone", reader)
+            problems = content_problems(spark, model.tables.main, spark.sql(snapshot(kept)), 1)
+            assert not problems, (zone, reader, problems[:3])
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        version = model.version()
+        refused(model, [*kept[: len(kept) // 2], *rng.sample(lost, min(3, len(lost)))])
+        assert model.version() == version
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
 
 
 def test_a_layout_on_columns_of_any_name_is_kept_or_refused_by_name(spark, monkeypatch):

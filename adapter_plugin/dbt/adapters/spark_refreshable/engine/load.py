@@ -21,7 +21,7 @@ from pyspark.errors import (
     PySparkTypeError,
     PySparkValueError,
 )
-from pyspark.sql.types import BinaryType, StringType, StructType
+from pyspark.sql.types import BinaryType, StringType, StructType, TimestampType
 
 from dbt.adapters.spark_refreshable.engine.columns import (
     refuse_names_change_feed_breaks,
@@ -224,10 +224,20 @@ class MainsOwnConstraints(ContractConstraints):
 
 @dataclass(frozen=True)
 class PartitionValues(ContractConstraints):
-    """Main's STRING and BINARY partition columns, as :func:`refuse_lost_partition_values`
-    checks them."""
+    """Main's STRING, BINARY and TIMESTAMP partition columns, as
+    :func:`refuse_lost_partition_values` checks them; ``timestamps``: the TIMESTAMP ones."""
+
+    timestamps: frozenset[str] = frozenset()
 
     def one(self, name: str, expression: str) -> str:
+        if name in self.timestamps:
+            return (
+                f"main's partitioning by {ident(name)} (partition_by): Delta keeps a "
+                f"partition value in a file path as the time the session's time zone shows, "
+                f"and reads a time the clock shows twice (when it is set back, as at the end "
+                f"of daylight saving time) back as the first of the two instants, another "
+                f"than the snapshot's"
+            )
         return (
             f"main's partitioning by {ident(name)} (partition_by): Delta keeps a partition "
             f"value as text in a file path, and would read an empty value or "
@@ -240,6 +250,13 @@ class PartitionValues(ContractConstraints):
 
     def fix(self, names: list[str]) -> str:
         column = ident(names[0])
+        if names[0] in self.timestamps:
+            return (
+                f"Run the session in a time zone without such times "
+                f"(spark.sql.session.timeZone: UTC), or partition main by a value derived "
+                f"from it, e.g. to_date({column}) (partition_by, then "
+                f"`dbt run --full-refresh`)."
+            )
         return (
             f"Return NULL for them in the model if that is meant (nullif({column}, '')), "
             f"another value, or partition main by other columns (partition_by, then "
@@ -292,21 +309,36 @@ def refuse_lost_partition_values(
 ) -> None:
     """Refuse a snapshot with a value that main's partitioning would change, before main is
     touched: main would differ from the snapshot, and the row hashes kept for the next cycle
-    would say it does not. One pass over staging, only for a main partitioned by a STRING
-    or BINARY column."""
+    would say it does not. One pass over staging, only for a main partitioned by a STRING,
+    BINARY or TIMESTAMP column. A TIMESTAMP partition value is written as the session's local
+    time: an instant whose local time the clock shows twice comes back as the first."""
     partitioned = {fold_name(c) for c in partition_columns}
     values = ", ".join(literal(v) for v in LOST_PARTITION_VALUES)
-    checks = tuple(
-        (
-            f.name,
-            f"{ident(f.name)} IS NULL OR (is_valid_utf8({ident(f.name)}) "
-            f"AND CAST({ident(f.name)} AS STRING) NOT IN ({values}))",
-        )
-        for f in schema.fields
-        if fold_name(f.name) in partitioned and isinstance(f.dataType, StringType | BinaryType)
-    )
+    checks: list[tuple[str, str]] = []
+    timestamps: list[str] = []
+    for f in schema.fields:
+        column = ident(f.name)
+        if fold_name(f.name) not in partitioned:
+            continue
+        if isinstance(f.dataType, StringType | BinaryType):
+            checks.append(
+                (
+                    f.name,
+                    f"{column} IS NULL OR (is_valid_utf8({column}) "
+                    f"AND CAST({column} AS STRING) NOT IN ({values}))",
+                )
+            )
+        elif isinstance(f.dataType, TimestampType):
+            timestamps.append(f.name)
+            checks.append(
+                (
+                    f.name,
+                    f"{column} IS NULL "
+                    f"OR try_cast(CAST({column} AS STRING) AS TIMESTAMP) = {column}",
+                )
+            )
     if checks:
-        _refuse_broken(spark, tables, checks, PartitionValues(tables))
+        _refuse_broken(spark, tables, tuple(checks), PartitionValues(tables, frozenset(timestamps)))
 
 
 def check_delete_guards(
