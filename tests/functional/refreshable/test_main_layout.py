@@ -20,7 +20,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     SchemaChangeError,
     SnapshotRejectedError,
 )
-from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES
+from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES, UTC_PARTITION_VALUES
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel, record_messages
@@ -273,8 +273,14 @@ def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
         version = model.version()
         refused(model, [*kept[: len(kept) // 2], *rng.sample(lost, min(3, len(lost)))])
         assert model.version() == version
+        # values written as local times would read as other instants in another time zone
+        spark.conf.set(UTC_PARTITION_VALUES, "false")
+        with pytest.raises(ConfigError, match=f"sets {UTC_PARTITION_VALUES} to false"):
+            model.refresh(snapshot(kept[1:]))
+        assert model.version() == version and model.state().phase == "IDLE"
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
+        spark.conf.unset(UTC_PARTITION_VALUES)
 
 
 def test_a_layout_on_columns_of_any_name_is_kept_or_refused_by_name(spark, monkeypatch):

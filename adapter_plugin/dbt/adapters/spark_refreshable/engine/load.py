@@ -54,6 +54,9 @@ EXAMPLES = 5
 # UTF-8 text (a partition value is text in a file path; Spark replaces those bytes): Spark
 # writes both as the partition of NULL values (Hive's default), so main would read NULL
 LOST_PARTITION_VALUES = ("", "__HIVE_DEFAULT_PARTITION__")
+# Delta writes a TIMESTAMP partition value as UTC while this is true (its default); false:
+# as the session's local time, which a session in another time zone reads as another instant
+UTC_PARTITION_VALUES = "spark.databricks.delta.write.utcTimestampPartitionValues"
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,16 @@ def refuse_lost_partition_values(
                     f"OR try_cast(CAST({column} AS STRING) AS TIMESTAMP) = {column}",
                 )
             )
+    if timestamps and str(spark.conf.get(UTC_PARTITION_VALUES, "true")).lower() == "false":
+        raise ConfigError(
+            f"{tables.display} is partitioned by TIMESTAMP column(s) {timestamps}, and the "
+            f"session sets {UTC_PARTITION_VALUES} to false: Delta then writes their values as "
+            f"local times without an offset, which a session in another time zone reads as "
+            f"other instants (main would differ from the snapshot after the session's time "
+            f"zone changes, and the engine's row hashes would not show it). Unset it (Delta's "
+            f"default is true) or partition main by other columns (partition_by, then "
+            f"`dbt run --full-refresh`). Main was not touched."
+        )
     if checks:
         _refuse_broken(spark, tables, tuple(checks), PartitionValues(tables, frozenset(timestamps)))
 
