@@ -3,6 +3,7 @@ next good run succeeds."""
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 
 import pytest
@@ -12,6 +13,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     SchemaChangeError,
     SnapshotRejectedError,
 )
+from dbt.adapters.spark_refreshable.engine.load import DATE_REBASE_CONF
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel
@@ -264,3 +266,32 @@ def test_a_table_whose_files_are_gone_is_named_and_full_refresh_rebuilds(spark, 
     model.refresh([(1, "a"), (3, "c")], full_refresh=True)
     assert model.main() == [(1, "a"), (3, "c")]
     assert model.refresh([(1, "z"), (3, "c")]).rows_updated == 1
+
+
+def test_dates_in_a_session_that_rebases_them_to_the_julian_calendar_are_refused(spark):
+    """A session writing Parquet dates in LEGACY rebase mode wrote 1582-10-10 as 1582-10-15
+    into staging and main alike, and the run succeeded (the proof compares the two). A
+    snapshot holding dates, also nested, is refused before anything is written; one without
+    dates refreshes; in Spark's default mode the gap's dates are main's as written."""
+    model = EngineModel(spark, "id INT", unique_key="id")
+    dated = [
+        "SELECT 1 AS id, DATE'1582-10-10' AS d",
+        "SELECT 1 AS id, array(named_struct('d', DATE'2020-01-01')) AS d",
+    ]
+    conf = DATE_REBASE_CONF
+    spark.conf.set(conf, "LEGACY")
+    try:
+        for select in dated:
+            with pytest.raises(ConfigError, match=f"{conf} = LEGACY.*CORRECTED"):
+                model.refresh(select)
+            assert not table_exists(spark, model.tables.main)
+            assert not table_exists(spark, model.tables.staging)
+        undated = EngineModel(spark, "id INT", unique_key="id")
+        undated.refresh("SELECT 1 AS id, TIMESTAMP'2020-01-01 00:00:00' AS t")
+        assert len(undated.main()) == 1
+    finally:
+        spark.conf.unset(conf)
+    model.refresh(dated[0])
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {model.tables.main}").collect()] == [
+        (1, dt.date(1582, 10, 10))
+    ]
