@@ -133,12 +133,12 @@ def refuse_legacy_date_rebase(spark: Any, schema: StructType) -> None:
     if legacy and dated:
         raise ConfigError(
             f"This session writes Parquet dates in LEGACY rebase mode ({DATE_REBASE_CONF} = "
-            f"LEGACY), "
-            f"which writes a date of the Julian-to-Gregorian gap (1582-10-05 to 1582-10-14) as "
-            f"1582-10-15, so main could differ from the snapshot with nothing to show it; the "
-            f"model's result holds dates in {dated}. Set {DATE_REBASE_CONF} to CORRECTED (Spark's "
-            f"default) for this model's runs (the profile's server_side_parameters), or cast "
-            f"those columns to STRING in the model. Nothing was written."
+            f"LEGACY), which writes a date of the Julian-to-Gregorian gap (1582-10-05 to "
+            f"1582-10-14) as 1582-10-15, so main could differ from the snapshot with nothing to "
+            f"show it; the model's result holds dates in {dated}. Set {DATE_REBASE_CONF} to "
+            f"CORRECTED (Spark's default) for this model's runs (the profile's "
+            f"server_side_parameters), or cast those columns to STRING in the model. Main was "
+            f"not touched."
         )
 
 
