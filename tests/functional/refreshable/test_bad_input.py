@@ -3,17 +3,23 @@ next good run succeeds."""
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
+import itertools
+import random
 import shutil
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.datetime_writes import (
+    DATE_REBASE_CONF,
+    INT96_REBASE_CONF,
+    TIMESTAMP_OUTPUT_CONF,
+)
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     SchemaChangeError,
     SnapshotRejectedError,
 )
-from dbt.adapters.spark_refreshable.engine.load import DATE_REBASE_CONF
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel
@@ -268,30 +274,126 @@ def test_a_table_whose_files_are_gone_is_named_and_full_refresh_rebuilds(spark, 
     assert model.refresh([(1, "z"), (3, "c")]).rows_updated == 1
 
 
-def test_dates_in_a_session_that_rebases_them_to_the_julian_calendar_are_refused(spark):
-    """A session writing Parquet dates in LEGACY rebase mode wrote 1582-10-10 as 1582-10-15
-    into staging and main alike, and the run succeeded (the proof compares the two). A
-    snapshot holding dates, also nested, is refused before anything is written; one without
-    dates refreshes; in Spark's default mode the gap's dates are main's as written."""
-    model = EngineModel(spark, "id INT", unique_key="id")
-    dated = [
-        "SELECT 1 AS id, DATE'1582-10-10' AS d",
-        "SELECT 1 AS id, array(named_struct('d', DATE'2020-01-01')) AS d",
-    ]
-    conf = DATE_REBASE_CONF
-    spark.conf.set(conf, "LEGACY")
+# Parquet write settings, each with Spark's default first, and the zones the sessions draw
+DATETIME_WRITES = {
+    TIMESTAMP_OUTPUT_CONF: ("INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS"),
+    INT96_REBASE_CONF: ("CORRECTED", "LEGACY"),
+    DATE_REBASE_CONF: ("CORRECTED", "LEGACY"),
+}
+ZONES = ("UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe")
+# values a rebase or a truncation would change: the Julian-to-Gregorian gap, microseconds,
+# the eve of 1900 (where INT96 rebasing starts) and the first day of the era; each read back
+# as exact text or microseconds
+DATETIMES = {
+    "DATE": (("1582-10-10", "1582-10-04", "0001-01-01", "2026-11-22"), "CAST({} AS STRING)"),
+    "TIMESTAMP": (
+        (
+            "1582-10-10 12:00:00",
+            "1582-10-04 23:30:00.123456",
+            "1899-12-31 23:59:59.999999",
+            "0001-01-01 00:00:00",
+            "2026-11-01 06:30:00.654321",
+        ),
+        "unix_micros({})",
+    ),
+}
+# where a value sits in a column: how to build it, and how to read it back ({column}; {c},
+# {x}, {k} and {field}: the column, an element, a key and a field read as exact values)
+SHAPES = {
+    "top level": ("{}", "{c}"),
+    "array element": ("array({})", "transform({column}, x -> {x})"),
+    "struct field": ("named_struct('f', {})", "{field}"),
+    "map key": ("map({}, 1)", "transform_keys({column}, (k, x) -> {k})"),
+    "map value": ("map('k', {})", "transform_values({column}, (k, x) -> {x})"),
+}
+
+
+@contextlib.contextmanager
+def session_set(spark, settings: dict[str, str]):
+    for conf, value in settings.items():
+        spark.conf.set(conf, value)
     try:
-        for select in dated:
-            with pytest.raises(ConfigError, match=f"{conf} = LEGACY.*CORRECTED"):
-                model.refresh(select)
-            assert not table_exists(spark, model.tables.main)
-            assert not table_exists(spark, model.tables.staging)
-        undated = EngineModel(spark, "id INT", unique_key="id")
-        undated.refresh("SELECT 1 AS id, TIMESTAMP'2020-01-01 00:00:00' AS t")
-        assert len(undated.main()) == 1
+        yield
     finally:
-        spark.conf.unset(conf)
-    model.refresh(dated[0])
-    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {model.tables.main}").collect()] == [
-        (1, dt.date(1582, 10, 10))
-    ]
+        for conf in settings:
+            spark.conf.unset(conf)
+
+
+def served_as_queried(spark, model, select: str, read: str) -> tuple[list, list]:
+    """Main's rows and the query's, column c read by ``read`` (SQL over c)."""
+    spark.sql(select).createOrReplaceTempView("datetime_snapshot")
+    projection = f"SELECT id, {read} FROM "
+    got = sorted(map(tuple, spark.sql(projection + model.tables.main).collect()))
+    want = sorted(map(tuple, spark.sql(projection + "datetime_snapshot").collect()))
+    return got, want
+
+
+def test_parquet_writes_that_would_change_a_date_or_an_instant_are_refused(spark):
+    """A session whose Parquet writes rebase to the Julian calendar (LEGACY, for dates,
+    INT96 or INT64 timestamps) or drop microseconds (TIMESTAMP_MILLIS) wrote 1582-10-10 as
+    1582-10-15 or 12:00:00.123456 as 12:00:00.123 into staging and main alike, and the run
+    succeeded (the proof compares the two). In every session the settings make, a model of a
+    date and a timestamp column, each at a drawn depth, is either refused before anything is
+    written or served exactly as its query returns it; the sessions that keep both are
+    served."""
+    rng = random.Random(6802)
+    served = set()
+    for values in itertools.product(*DATETIME_WRITES.values()):
+        session = dict(zip(DATETIME_WRITES, values, strict=True))
+        session["spark.sql.session.timeZone"] = rng.choice(ZONES)
+        shapes = {kind: rng.choice(list(SHAPES)) for kind in DATETIMES}
+        columns = {kind: f"c_{kind.lower()}" for kind in DATETIMES}
+        select = " UNION ALL ".join(
+            f"SELECT {i} AS id, "
+            + ", ".join(
+                f"{SHAPES[shapes[kind]][0].format(kind + repr(literals[i % len(literals)]))} "
+                f"AS {columns[kind]}"
+                for kind, (literals, _) in DATETIMES.items()
+            )
+            for i in range(5)
+        )
+        reading = ", ".join(
+            SHAPES[shapes[kind]][1].format(
+                column=columns[kind],
+                c=read_one.format(columns[kind]),
+                x=read_one.format("x"),
+                k=read_one.format("k"),
+                field=read_one.format(f"{columns[kind]}.f"),
+            )
+            for kind, (_, read_one) in DATETIMES.items()
+        )
+        model = EngineModel(spark, "id INT", unique_key="id")
+        what = f"{shapes} in {session}"
+        with session_set(spark, session):
+            try:
+                model.refresh(select)
+            except ConfigError as refused:
+                assert "Main was not touched" in str(refused), what
+                assert not table_exists(spark, model.tables.main), what
+                assert not table_exists(spark, model.tables.staging), what
+                continue
+            got, want = served_as_queried(spark, model, select, reading)
+        assert got == want, f"{what}: main {got}, query {want}"
+        served.add(values)
+    lossless = {
+        ("INT96", "CORRECTED", "CORRECTED"),
+        ("TIMESTAMP_MICROS", "CORRECTED", "CORRECTED"),
+        ("TIMESTAMP_MICROS", "LEGACY", "CORRECTED"),  # INT96's setting leaves INT64 alone
+    }
+    assert served == lossless
+
+
+def test_a_lossy_parquet_session_refreshes_a_model_of_other_types(spark):
+    """The session that would change both dates and instants refreshes a model holding
+    neither (TIMESTAMP_NTZ is written as it is) as its query returns it; a timestamp column
+    main keeps though the snapshot no longer has it is refused too, as a MERGE rewrites it."""
+    lossy = {conf: choices[-1] for conf, choices in DATETIME_WRITES.items()}
+    model = EngineModel(spark, "id INT", unique_key="id", on_schema_change="append_new_columns")
+    select = "SELECT 1 AS id, TIMESTAMP_NTZ'1582-10-10 12:00:00.123456' AS c"
+    with session_set(spark, lossy):
+        model.refresh(select)
+        got, want = served_as_queried(spark, model, select, "CAST(c AS STRING)")
+    assert got == want, f"main {got}, query {want}"
+    model.refresh(f"{select}, TIMESTAMP'2026-01-01 00:00:00.000001' AS t")
+    with session_set(spark, lossy), pytest.raises(ConfigError, match=r"timestamps in \['t'\]"):
+        model.refresh(select)

@@ -15,6 +15,8 @@ One module per job:
 - ``commits``: the engine's Delta commits (tags, fences, conflicts) and a table's versions.
 - ``tables``: creating, adopting, evolving and dropping the tables.
 - ``columns``: what a snapshot's columns may be (names, types Delta stores, keys).
+- ``datetime_writes``: session settings under which Parquet would store other dates or
+  instants than the snapshot's (refused).
 - ``inputs``: what a SQL model reads, and whether it changed since the last cycle.
 - ``vnodes``: the vnode layout (hash vnodes, or ranges of the first key column).
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.

@@ -22,11 +22,7 @@ from pyspark.errors import (
     PySparkValueError,
 )
 from pyspark.sql.types import (
-    ArrayType,
     BinaryType,
-    DataType,
-    DateType,
-    MapType,
     StringType,
     StructType,
     TimestampType,
@@ -36,6 +32,7 @@ from dbt.adapters.spark_refreshable.engine.columns import (
     refuse_names_change_feed_breaks,
     resolve_keys,
 )
+from dbt.adapters.spark_refreshable.engine.datetime_writes import refuse_lossy_datetime_writes
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
@@ -66,10 +63,6 @@ LOST_PARTITION_VALUES = ("", "__HIVE_DEFAULT_PARTITION__")
 # Delta writes a TIMESTAMP partition value as UTC while this is true (its default); false:
 # as the session's local time, which a session in another time zone reads as another instant
 UTC_PARTITION_VALUES = "spark.databricks.delta.write.utcTimestampPartitionValues"
-# Spark's setting under which a Parquet write rebases dates to the hybrid Julian calendar
-# (LEGACY), which lacks 1582-10-05 to 1582-10-14: it writes them as 1582-10-15, in staging
-# and main alike
-DATE_REBASE_CONF = "spark.sql.parquet.datetimeRebaseModeInWrite"
 
 
 @dataclass(frozen=True)
@@ -115,43 +108,13 @@ def plan_for(
     """The schema plan (keys spelled as main spells them), checked on the snapshot's schema
     alone: no data read yet."""
     keys = resolve_keys(snapshot.schema, config.unique_key)
-    refuse_legacy_date_rebase(spark, snapshot.schema)
     main_schema = None if main is None else columns_of(spark, tables.main)
+    refuse_lossy_datetime_writes(spark, snapshot.schema, main_schema)
     plan = plan_schema(snapshot.schema, main_schema, keys, config.on_schema_change)
     if config.change_data_feed or (main is not None and main.change_data_feed):
         held = [] if main_schema is None else main_schema.names
         refuse_names_change_feed_breaks([*plan.columns, *held], config.change_data_feed)
     return plan
-
-
-def refuse_legacy_date_rebase(spark: Any, schema: StructType) -> None:
-    """Refuse a snapshot holding dates (at any depth) in a session whose Parquet writes
-    rebase them to the hybrid Julian calendar: a date of the Julian-to-Gregorian gap would be
-    written as another, in staging and main alike, so no comparison of the two shows it."""
-    legacy = str(spark.conf.get(DATE_REBASE_CONF)).upper() == "LEGACY"
-    dated = [f.name for f in schema.fields if _holds_date(f.dataType)]
-    if legacy and dated:
-        raise ConfigError(
-            f"This session writes Parquet dates in LEGACY rebase mode ({DATE_REBASE_CONF} = "
-            f"LEGACY), which writes a date of the Julian-to-Gregorian gap (1582-10-05 to "
-            f"1582-10-14) as 1582-10-15, so main could differ from the snapshot with nothing to "
-            f"show it; the model's result holds dates in {dated}. Set {DATE_REBASE_CONF} to "
-            f"CORRECTED (Spark's default) for this model's runs (the profile's "
-            f"server_side_parameters), or cast those columns to STRING in the model. Main was "
-            f"not touched."
-        )
-
-
-def _holds_date(dtype: DataType) -> bool:
-    if isinstance(dtype, DateType):
-        return True
-    if isinstance(dtype, ArrayType):
-        return _holds_date(dtype.elementType)
-    if isinstance(dtype, MapType):
-        return _holds_date(dtype.keyType) or _holds_date(dtype.valueType)
-    if isinstance(dtype, StructType):
-        return any(_holds_date(f.dataType) for f in dtype.fields)
-    return False
 
 
 def spelled_as_planned(snapshot: Any, plan: SchemaPlan) -> Any:
