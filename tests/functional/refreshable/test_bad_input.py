@@ -33,6 +33,17 @@ def good_model(spark) -> EngineModel:
     return model
 
 
+@contextlib.contextmanager
+def session_set(spark, settings: dict[str, str]):
+    for conf, value in settings.items():
+        spark.conf.set(conf, value)
+    try:
+        yield
+    finally:
+        for conf in settings:
+            spark.conf.unset(conf)
+
+
 @pytest.fixture
 def model(spark):
     return good_model(spark)
@@ -155,6 +166,22 @@ def test_columns_a_table_cannot_hold_are_named_before_anything_is_written(
         refusing_model.refresh(
             lambda: refusing_model.spark.sql(f"SELECT {key}{select} FROM range(3)")
         )
+    assert_untouched_and_idle(refusing_model, version)
+
+
+def test_char_and_varchar_kept_by_the_session_are_named_before_anything_is_written(
+    refusing_model,
+):
+    """A session that keeps CHAR and VARCHAR in a query's result failed the load with
+    Spark's INTERNAL_ERROR ("You hit a bug in Spark"): Delta cannot write them from a query."""
+    version = refusing_model.version()
+    spark = refusing_model.spark
+    select = (
+        "SELECT id, CAST('a' AS CHAR(3)) AS c, array(CAST('b' AS VARCHAR(4))) AS v FROM range(3)"
+    )
+    with session_set(spark, {"spark.sql.preserveCharVarcharTypeInfo": "true"}):
+        with pytest.raises(ConfigError, match=r"(?s)`c` is CHAR\(3\).*`v\[\]` is VARCHAR\(4\)"):
+            refusing_model.refresh(lambda: spark.sql(select))
     assert_untouched_and_idle(refusing_model, version)
 
 
@@ -306,17 +333,6 @@ SHAPES = {
     "map key": ("map({}, 1)", "transform_keys({column}, (k, x) -> {k})"),
     "map value": ("map('k', {})", "transform_values({column}, (k, x) -> {x})"),
 }
-
-
-@contextlib.contextmanager
-def session_set(spark, settings: dict[str, str]):
-    for conf, value in settings.items():
-        spark.conf.set(conf, value)
-    try:
-        yield
-    finally:
-        for conf in settings:
-            spark.conf.unset(conf)
 
 
 def served_as_queried(spark, model, select: str, read: str) -> tuple[list, list]:

@@ -135,6 +135,13 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
             f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: cast it "
             f"to {UNSTORABLE[name]}."
         )
+    elif name in ("char", "varchar"):
+        yield (
+            f"`{path}` is {type_sql(dtype).upper()}, which a Delta table written from a query "
+            f"cannot hold (a query's result keeps CHAR and VARCHAR only where the session "
+            f"sets spark.sql.preserveCharVarcharTypeInfo to true): cast it to STRING "
+            f"(rpad(c, n) pads as CHAR(n) does), or leave that setting false."
+        )
     elif _is_collated(dtype):
         yield (
             f"`{path}` is {type_sql(dtype).upper()}, which Delta tables cannot store: use "
