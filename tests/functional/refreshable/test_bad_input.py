@@ -10,6 +10,11 @@ import shutil
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.commits import (
+    TXN_APP_ID_CONF,
+    TXN_AUTO_RESET_CONF,
+    TXN_VERSION_CONF,
+)
 from dbt.adapters.spark_refreshable.engine.datetime_writes import (
     DATE_REBASE_CONF,
     INT96_REBASE_CONF,
@@ -182,6 +187,20 @@ def test_char_and_varchar_kept_by_the_session_are_named_before_anything_is_writt
     with session_set(spark, {"spark.sql.preserveCharVarcharTypeInfo": "true"}):
         with pytest.raises(ConfigError, match=r"(?s)`c` is CHAR\(3\).*`v\[\]` is VARCHAR\(4\)"):
             refusing_model.refresh(lambda: spark.sql(select))
+    assert_untouched_and_idle(refusing_model, version)
+
+
+@pytest.mark.parametrize("auto_reset", ["false", "true"])
+def test_a_session_carrying_idempotent_write_ids_is_refused(refusing_model, auto_reset):
+    """Delta's idempotent-write ids left on the session (as a streaming job's foreachBatch
+    sets them) failed a new model's run as a lost lease (Delta skipped its state appends as
+    done), or with Delta's own error once the version reset itself; they are refused before
+    anything is written."""
+    version = refusing_model.version()
+    ids = {TXN_APP_ID_CONF: "nightly-load", TXN_VERSION_CONF: "7", TXN_AUTO_RESET_CONF: auto_reset}
+    with session_set(refusing_model.spark, ids):
+        with pytest.raises(ConfigError, match=r"idempotent-write ids .*nightly-load.*Unset"):
+            refusing_model.refresh(GOOD[2:])
     assert_untouched_and_idle(refusing_model, version)
 
 

@@ -36,6 +36,7 @@ from delta.exceptions import base as delta_errors
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 from dbt.adapters.spark_refreshable.engine.naming import quote
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
@@ -278,6 +279,23 @@ def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) ->
         finally:
             for key in confs:
                 spark.conf.unset(key)
+
+
+def refuse_session_write_ids(spark: Any) -> None:
+    """Refuse a session that carries idempotent-write ids of its own: Delta would skip as
+    done, or refuse, every write of the engine's that it reaches (and the engine unsets them
+    after each of its fenced writes)."""
+    with SESSION_CONF_LOCK:  # the engine's own ids are set only under it
+        held = {conf: spark.conf.get(conf, None) for conf in (TXN_APP_ID_CONF, TXN_VERSION_CONF)}
+    held = {conf: value for conf, value in held.items() if value is not None}
+    if held:
+        raise ConfigError(
+            f"This session sets Delta's idempotent-write ids {held}: Delta would skip (as "
+            f"already done) or refuse the refresh's writes to its tables, and the refresh "
+            f"sets them itself to fence its writes to main. Unset "
+            f"{' and '.join(held)} for this model's runs (the profile's "
+            f"server_side_parameters, or the code that set them). Nothing was written."
+        )
 
 
 def fence_app_id(main: str) -> str:

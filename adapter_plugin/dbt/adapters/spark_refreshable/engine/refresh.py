@@ -39,6 +39,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     engine_commit,
     fence_app_id,
+    refuse_session_write_ids,
     table_id,
     written_by_newest_commit,
 )
@@ -167,6 +168,7 @@ def run_refresh(
             raise ValueError("a refresh request needs the model's `sql` or a snapshot function")
         snapshot = lambda: spark.sql(sql)  # noqa: E731
     config = RefreshConfig.from_model_config(asked.config)
+    refuse_session_write_ids(spark)
     run = RefreshRun(
         spark=spark,
         tables=ModelTables(asked.schema, asked.identifier, config.bookkeeping_schema),
