@@ -4,9 +4,12 @@ no extra row, no spurious delete."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
-from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
+from dbt.adapters.spark_refreshable.engine.datetime_writes import TIMESTAMP_OUTPUT_CONF
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
 from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.faults import injected
 
@@ -110,6 +113,35 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(mod
     # and the next run is an ordinary cycle again
     newer = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
     assert newer.resumed is False and model.main() == sorted(NEWER)
+
+
+def test_a_resume_in_a_session_whose_writes_would_change_its_timestamps_is_refused(spark):
+    """A cycle crashed mid-merge and resumed from another session: one that writes
+    timestamps in milliseconds would drop the microseconds of the rows the resumed chunks
+    write (and of main's rows their files rewrite), so it is refused before main is touched
+    (see test_bad_input for the settings); the next run in Spark's defaults serves the
+    snapshot to the microsecond."""
+    ddl = "id INT, t TIMESTAMP"
+    model = EngineModel(spark, ddl, unique_key="id", merge_chunk_rows=30)
+    at = dt.datetime(2026, 12, 3, 12, 0)
+    timed = [
+        [(i, at + dt.timedelta(microseconds=i * 7 + day)) for i, _ in rows]
+        for day, rows in enumerate((OLD, NEW, NEWER))
+    ]
+    model.refresh(timed[0], merge_chunk_rows=ONE_CHUNK)
+    crash(model, "chunk_committed@2", timed[1])
+    crashed = model.version()
+    spark.conf.set(TIMESTAMP_OUTPUT_CONF, "TIMESTAMP_MILLIS")
+    try:
+        with pytest.raises(ConfigError, match=rf"{TIMESTAMP_OUTPUT_CONF} = TIMESTAMP_MILLIS"):
+            model.refresh(timed[2])
+    finally:
+        spark.conf.unset(TIMESTAMP_OUTPUT_CONF)
+    assert model.version() == crashed, "main untouched by the refused resume"
+    # the next run resumes the cycle, or (its plan rode on the change set's commit, which a
+    # refused run gives up) loads afresh: either way main is a snapshot to the microsecond
+    served = timed[1] if model.refresh(timed[2]).resumed else timed[2]
+    assert model.main() == sorted(served)
 
 
 def test_a_chunk_applied_twice_changes_nothing_the_second_time(model):

@@ -50,6 +50,7 @@ from dbt.adapters.spark_refreshable.engine.cycle_plan import (
     committed_cycle,
     resumable_cycle,
 )
+from dbt.adapters.spark_refreshable.engine.datetime_writes import refuse_lossy_datetime_writes
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -96,6 +97,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     add_contract_constraints,
     add_missing_state_columns,
     claim_bookkeeping_tables,
+    columns_of,
     create_or_evolve_main,
     create_state_table,
     drop_all,
@@ -307,6 +309,7 @@ class RefreshRun:
             discard = self._reason_to_discard(resumable)
             if discard is None:
                 self.result.resumed = True
+                self._refuse_lossy_resume(resumable)
                 self._merge_and_clean_up(resumable)
                 return
             self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
@@ -324,6 +327,14 @@ class RefreshRun:
             with self.clock.measure("bookkeeping"):  # its staging is overwritten by the load
                 self.lease.restart_cycle()
         self._merge_and_clean_up(self._load(snapshot))
+
+    def _refuse_lossy_resume(self, cycle: LoadedCycle) -> None:
+        """A resumed merge writes the cycle's columns, and rewrites main's, in this run's
+        session, which need not be the one whose load checked them (``load.plan_for``)."""
+        planned = self._stored_schema_plan(cycle.plan.schema_plan).schema
+        main = self.tables.main
+        held = columns_of(self.spark, main) if table_exists(self.spark, main) else None
+        refuse_lossy_datetime_writes(self.spark, planned, held)
 
     def _move_bookkeeping_beside_main(self) -> None:
         """Bookkeeping tables that an earlier version kept beside main (see naming) are
