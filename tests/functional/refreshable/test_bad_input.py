@@ -205,6 +205,23 @@ def test_a_session_carrying_idempotent_write_ids_is_refused(refusing_model, auto
     assert_untouched_and_idle(refusing_model, version)
 
 
+@pytest.mark.parametrize(
+    "ddl, message",
+    [
+        ("id INT, `${spark.app.name}` STRING", r"\['\$\{spark.app.name\}'\] have `\$\{`"),
+        ("id INT, s STRUCT<`${env:HOME}`: STRING>", r"`s.\$\{env:HOME\}` has `\$\{`"),
+    ],
+)
+def test_names_spark_would_substitute_are_refused(refusing_model, ddl, message):
+    """Spark replaces ${...} in SQL text, so a column named `${spark.app.name}` failed the
+    load with Spark's UNRESOLVED_COLUMN for the name it became (a DataFrame can hold it)."""
+    version = refusing_model.version()
+    frame = refusing_model.spark.createDataFrame([], ddl)
+    with pytest.raises(ConfigError, match=message):
+        refusing_model.refresh(lambda: frame)
+    assert_untouched_and_idle(refusing_model, version)
+
+
 def test_a_key_named_with_spaces_at_its_ends_is_quoted_in_backticks(spark):
     model = EngineModel(spark, "` id ` INT, `v` STRING", unique_key="` id `")
     model.refresh([(1, "a"), (2, "b")])

@@ -19,6 +19,8 @@ from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 from dbt.adapters.spark_refreshable.engine.naming import RESERVED_PREFIX, fold_name
 from dbt.adapters.spark_refreshable.engine.sql import type_sql
 
+# Spark substitutes ${...} in SQL text (spark.sql.variable.substitute, on by default)
+SUBSTITUTION = "${"
 BINARY = "UTF8_BINARY"  # Spark's default collation, the only one Delta 4.4 stores
 # types a Delta table cannot hold (Delta 4.4), by Spark's type name, with the cast that fixes it
 UNSTORABLE = {
@@ -75,6 +77,14 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
     if reserved:
         raise ConfigError(
             f"Columns {reserved} use the prefix {RESERVED_PREFIX}, reserved for the engine; "
+            f"rename them in the model."
+        )
+    substituted = [c for c in columns if SUBSTITUTION in c]
+    if substituted:
+        raise ConfigError(
+            f"Columns {substituted} have `{SUBSTITUTION}` in their name, which Spark replaces "
+            f"in SQL text (spark.sql.variable.substitute: `${{spark.app.name}}` reads as "
+            f"the application's name), so the refresh's statements could not name them; "
             f"rename them in the model."
         )
     keys = tuple(by_fold[fold_name(k)][0] for k in unique_key)
@@ -176,4 +186,9 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
                 f"Spark resolves field names case-insensitively; rename them in named_struct()."
             )
         for field in dtype.fields:
+            if SUBSTITUTION in field.name:
+                yield (
+                    f"`{path}.{field.name}` has `{SUBSTITUTION}` in its name, which Spark "
+                    f"replaces in SQL text: rename it in named_struct()."
+                )
             yield from _type_problems(f"{path}.{field.name}", field.dataType, is_key)
