@@ -3,7 +3,6 @@ next good run succeeds."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import random
@@ -28,7 +27,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, session_set
 
 GOOD = [(i, f"v{i}", float(i)) for i in range(10)]
 
@@ -37,17 +36,6 @@ def good_model(spark) -> EngineModel:
     model = EngineModel(spark, "id INT, value STRING, score DOUBLE", unique_key="id")
     model.refresh(GOOD)
     return model
-
-
-@contextlib.contextmanager
-def session_set(spark, settings: dict[str, str]):
-    for conf, value in settings.items():
-        spark.conf.set(conf, value)
-    try:
-        yield
-    finally:
-        for conf in settings:
-            spark.conf.unset(conf)
 
 
 @pytest.fixture

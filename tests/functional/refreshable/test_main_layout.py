@@ -23,7 +23,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES, UTC_PARTITION_VALUES
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
-from tests.functional.refreshable.engine_harness import EngineModel, record_messages
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages, session_set
 from tests.support.content import content_problems
 from tests.support.faults import injected
 
@@ -207,6 +207,7 @@ def drawn_name(rng: random.Random) -> str:
     return "a" + "".join(rng.choices(pieces, k=rng.randint(1, 5)))
 
 
+TIME_ZONE = "spark.sql.session.timeZone"
 # zones whose clocks are set back (by an hour, or by half an hour at Lord Howe Island)
 FALL_BACK_ZONES = ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Santiago"]
 
@@ -256,9 +257,7 @@ def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
         assert "partitioning by `at`" in message and "spark.sql.session.timeZone: UTC" in message
         assert "Main was not touched" in message, message
 
-    before = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", zone)
-    try:
+    with session_set(spark, {TIME_ZONE: zone}):
         first = EngineModel(spark, "id INT", unique_key="id", partition_by="at")
         refused(first, [*kept[:3], lost[0]])
         assert not table_exists(spark, first.tables.main)
@@ -266,21 +265,19 @@ def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
         model = EngineModel(spark, "id INT", unique_key="id", partition_by="at")
         model.refresh(snapshot(kept))
         for reader in (zone, "UTC", "Asia/Kathmandu"):
-            spark.conf.set("spark.sql.session.timeZone", reader)
-            problems = content_problems(spark, model.tables.main, spark.sql(snapshot(kept)), 1)
+            with session_set(spark, {TIME_ZONE: reader}):
+                problems = content_problems(spark, model.tables.main, spark.sql(snapshot(kept)), 1)
             assert not problems, (zone, reader, problems[:3])
-        spark.conf.set("spark.sql.session.timeZone", zone)
         version = model.version()
         refused(model, [*kept[: len(kept) // 2], *rng.sample(lost, min(3, len(lost)))])
         assert model.version() == version
         # values written as local times would read as other instants in another time zone
-        spark.conf.set(UTC_PARTITION_VALUES, "false")
-        with pytest.raises(ConfigError, match=f"sets {UTC_PARTITION_VALUES} to false"):
+        with (
+            session_set(spark, {UTC_PARTITION_VALUES: "false"}),
+            pytest.raises(ConfigError, match=f"sets {UTC_PARTITION_VALUES} to false"),
+        ):
             model.refresh(snapshot(kept[1:]))
         assert model.version() == version and model.state().phase == "IDLE"
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", before)
-        spark.conf.unset(UTC_PARTITION_VALUES)
 
 
 def test_a_layout_on_columns_of_any_name_is_kept_or_refused_by_name(spark, monkeypatch):

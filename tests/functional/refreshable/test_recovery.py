@@ -10,7 +10,7 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine.datetime_writes import TIMESTAMP_OUTPUT_CONF
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, session_set
 from tests.support.faults import injected
 
 OLD = [(i, f"old {i}") for i in range(0, 120)]
@@ -131,12 +131,11 @@ def test_a_resume_in_a_session_whose_writes_would_change_its_timestamps_is_refus
     model.refresh(timed[0], merge_chunk_rows=ONE_CHUNK)
     crash(model, "chunk_committed@2", timed[1])
     crashed = model.version()
-    spark.conf.set(TIMESTAMP_OUTPUT_CONF, "TIMESTAMP_MILLIS")
-    try:
-        with pytest.raises(ConfigError, match=rf"{TIMESTAMP_OUTPUT_CONF} = TIMESTAMP_MILLIS"):
-            model.refresh(timed[2])
-    finally:
-        spark.conf.unset(TIMESTAMP_OUTPUT_CONF)
+    with (
+        session_set(spark, {TIMESTAMP_OUTPUT_CONF: "TIMESTAMP_MILLIS"}),
+        pytest.raises(ConfigError, match=rf"{TIMESTAMP_OUTPUT_CONF} = TIMESTAMP_MILLIS"),
+    ):
+        model.refresh(timed[2])
     assert model.version() == crashed, "main untouched by the refused resume"
     # the next run resumes the cycle, or (its plan rode on the change set's commit, which a
     # refused run gives up) loads afresh: either way main is a snapshot to the microsecond

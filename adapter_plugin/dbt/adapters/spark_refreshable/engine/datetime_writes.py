@@ -15,6 +15,7 @@ from pyspark.sql.types import (
     DataType,
     DateType,
     MapType,
+    StructField,
     StructType,
     TimestampType,
 )
@@ -77,7 +78,7 @@ def _setting(spark: Any, conf: str) -> str:
     return str(spark.conf.get(conf)).upper()
 
 
-def _names_holding(fields: list, kind: type[DataType]) -> list[str]:
+def _names_holding(fields: list[StructField], kind: type[DataType]) -> list[str]:
     return list(dict.fromkeys(f.name for f in fields if _holds(f.dataType, kind)))
 
 

@@ -309,8 +309,9 @@ class RefreshRun:
             discard = self._reason_to_discard(resumable)
             if discard is None:
                 self.result.resumed = True
-                self._refuse_lossy_resume(resumable)
-                self._merge_and_clean_up(resumable)
+                cycle = self._cycle_of(resumable)
+                self._refuse_lossy_resume(cycle.plan)
+                self._merge_and_clean_up(resumable, cycle)
                 return
             self.report.say(f"discarding cycle {found.refresh_id}: {discard}; loading afresh")
             with self.clock.measure("bookkeeping"):  # its change set and progress are overwritten
@@ -326,15 +327,15 @@ class RefreshRun:
         elif recovery is Recovery.DISCARD_PARTIAL_LOAD:
             with self.clock.measure("bookkeeping"):  # its staging is overwritten by the load
                 self.lease.restart_cycle()
-        self._merge_and_clean_up(self._load(snapshot))
+        loaded = self._load(snapshot)
+        self._merge_and_clean_up(loaded, self._cycle_of(loaded))
 
-    def _refuse_lossy_resume(self, cycle: LoadedCycle) -> None:
+    def _refuse_lossy_resume(self, planned: SchemaPlan) -> None:
         """A resumed merge writes the cycle's columns, and rewrites main's, in this run's
         session, which need not be the one whose load checked them (``load.plan_for``)."""
-        planned = self._stored_schema_plan(cycle.plan.schema_plan).schema
         main = self.tables.main
         held = columns_of(self.spark, main) if table_exists(self.spark, main) else None
-        refuse_lossy_datetime_writes(self.spark, planned, held)
+        refuse_lossy_datetime_writes(self.spark, planned.schema, held)
 
     def _move_bookkeeping_beside_main(self) -> None:
         """Bookkeeping tables that an earlier version kept beside main (see naming) are
@@ -693,11 +694,10 @@ class RefreshRun:
         return committed
 
     # -- Merging ---------------------------------------------------------------------
-    def _merge_and_clean_up(self, loaded: LoadedCycle) -> None:
-        """Merge ``loaded`` chunk by chunk from where it stands, record it complete (IDLE)
-        and compact main."""
+    def _merge_and_clean_up(self, loaded: LoadedCycle, cycle: Cycle) -> None:
+        """Merge ``loaded`` (``cycle`` read from its plan) chunk by chunk from where it
+        stands, record it complete (IDLE) and compact main."""
         self._merging = loaded if loaded.plan.chunks else None  # else nothing to resume
-        cycle = self._cycle_of(loaded)
         chunks = list(loaded.plan.chunks)
         vnode_rows = dict(enumerate(loaded.plan.vnode_rows))
         with self.clock.measure("merge"):
