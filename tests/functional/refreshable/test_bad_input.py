@@ -22,12 +22,16 @@ from dbt.adapters.spark_refreshable.engine.datetime_writes import (
 )
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
+    InjectedFault,
+    RefreshError,
     SchemaChangeError,
     SnapshotRejectedError,
+    message_of,
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel, session_set
+from tests.support.faults import injected
 
 GOOD = [(i, f"v{i}", float(i)) for i in range(10)]
 
@@ -423,6 +427,49 @@ def test_parquet_writes_that_would_change_a_date_or_an_instant_are_refused(spark
         ("TIMESTAMP_MICROS", "LEGACY", "CORRECTED"),  # INT96's setting leaves INT64 alone
     }
     assert served == lossless
+
+
+def test_a_write_that_an_exception_rebase_mode_fails_names_the_setting(spark):
+    """A session in EXCEPTION rebase mode fails a Parquet write of a date before 1582-10-15 or
+    a timestamp before 1900-01-01: the load (into staging) and a resumed merge (into main)
+    failed with Spark's TASK_WRITE_FAILED, the cause three exceptions down. The run now says
+    which setting refused which values and what to set, and what became of main; the next
+    run in Spark's defaults serves the values as queried."""
+    read = "CAST(d AS STRING), CAST(unix_micros(t) AS STRING)"
+
+    def select(ids: range, day: str, year: int) -> str:
+        rows = ", ".join(
+            f"({i}, DATE'{day}', TIMESTAMP'{year}-06-01 12:00:00.000001')" for i in ids
+        )
+        return f"SELECT * FROM VALUES {rows} AS s(id, d, t)"
+
+    model = EngineModel(spark, "id INT", unique_key="id", merge_chunk_rows=1_000)
+    modern = select(range(4), "2026-12-03", 2026)
+    with session_set(spark, {DATE_REBASE_CONF: "EXCEPTION", INT96_REBASE_CONF: "EXCEPTION"}):
+        model.refresh(modern)  # nothing ancient: served
+    version = model.version()
+    for conf, ancient in (
+        (DATE_REBASE_CONF, select(range(5), "1000-01-01", 2026)),
+        (INT96_REBASE_CONF, select(range(5), "2026-12-03", 1850)),
+    ):
+        with session_set(spark, {conf: "EXCEPTION"}), pytest.raises(RefreshError) as refused:
+            model.refresh(ancient)
+        told = message_of(refused.value)
+        assert told.startswith(f"This session writes Parquet with {conf} = EXCEPTION"), told
+        assert f"Set {conf} to CORRECTED" in told and "Main was not touched." in told, told
+        assert model.version() == version and model.state().phase == "IDLE"
+    # the resumed merge (so the run after it loads afresh) writes the ancient rows into main
+    ancient = select(range(6), "1000-01-01", 1850)
+    with injected("finishing:raise"), pytest.raises(InjectedFault):
+        model.refresh(ancient)
+    with session_set(spark, {DATE_REBASE_CONF: "EXCEPTION"}), pytest.raises(RefreshError) as failed:
+        model.refresh(ancient)
+    told = message_of(failed.value)
+    assert told.startswith(f"This session writes Parquet with {DATE_REBASE_CONF} = EXCEPTION")
+    assert "failed again on resume" in told and "discards this cycle" in told, told
+    model.refresh(ancient)
+    got, want = served_as_queried(spark, model, ancient, read)
+    assert got == want, f"main {got}, query {want}"
 
 
 def test_a_lossy_parquet_session_refreshes_a_model_of_other_types(spark):

@@ -3,7 +3,9 @@
 Staging and main are written by the same session, so such a write changes both alike and no
 comparison of the two (the diff, the proof) can see it: the cycle would report main equal to a
 snapshot it differs from. A model whose columns hold such values is refused before anything is
-written. TIMESTAMP_NTZ is never rebased nor truncated, so it is not checked.
+written. TIMESTAMP_NTZ is never rebased nor truncated, so it is not checked. A session whose
+rebase mode is EXCEPTION fails a write of an ancient value instead: that failure is named with
+the setting to change (:func:`ancient_value_refused`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ INT96_REBASE_CONF = "spark.sql.parquet.int96RebaseModeInWrite"
 # INT96, TIMESTAMP_MICROS or TIMESTAMP_MILLIS; the last drops each instant's microseconds
 TIMESTAMP_OUTPUT_CONF = "spark.sql.parquet.outputTimestampType"
 GAP = "the Julian-to-Gregorian gap (1582-10-05 to 1582-10-14)"
+# Spark's error for a write, in EXCEPTION rebase mode, of a value the two calendars disagree on
+ANCIENT_WRITE_CONDITION = "INCONSISTENT_BEHAVIOR_CROSS_VERSION.WRITE_ANCIENT_DATETIME"
 HOW_TO_SET = "for this model's runs (the profile's server_side_parameters)"
 
 
@@ -63,6 +67,25 @@ def refuse_lossy_datetime_writes(spark: Any, *schemas: StructType | None) -> Non
             f"timestamps in {timed}",
             f"Set {rebase_conf} to CORRECTED (Spark's default)",
         )
+
+
+def ancient_value_refused(spark: Any, error: BaseException) -> str | None:
+    """What to change when ``error`` is a Parquet write that the session's EXCEPTION rebase
+    mode refused (a date before 1582-10-15, a timestamp before 1900-01-01); None otherwise."""
+    if ANCIENT_WRITE_CONDITION not in str(error):
+        return None
+    settings = [
+        c for c in (DATE_REBASE_CONF, INT96_REBASE_CONF) if _setting(spark, c) == "EXCEPTION"
+    ]
+    named = " and ".join(f"{c} = EXCEPTION" for c in settings) or "an EXCEPTION rebase mode"
+    return (
+        f"This session writes Parquet with {named}, which fails a write of a date before "
+        f"1582-10-15 or a timestamp before 1900-01-01 (the calendars of Spark 2 and 3 differ "
+        f"there), and the rows written hold one ({ANCIENT_WRITE_CONDITION}, below). Set "
+        f"{' and '.join(settings) or 'it'} to CORRECTED (Spark's default, which writes them as "
+        f"they are) {HOW_TO_SET}, or filter or cast those values in the model; LEGACY would "
+        f"change some of them and is refused."
+    )
 
 
 def _lossy(setting: str, held: str, fix: str) -> ConfigError:

@@ -50,7 +50,10 @@ from dbt.adapters.spark_refreshable.engine.cycle_plan import (
     committed_cycle,
     resumable_cycle,
 )
-from dbt.adapters.spark_refreshable.engine.datetime_writes import refuse_lossy_datetime_writes
+from dbt.adapters.spark_refreshable.engine.datetime_writes import (
+    ancient_value_refused,
+    refuse_lossy_datetime_writes,
+)
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -232,6 +235,11 @@ class RefreshRun:
             raise
         except BaseException as error:
             guidance = self._give_up(error)
+            cause = ancient_value_refused(self.spark, error)
+            if cause:  # named first, then what the next run does
+                untouched = "Main was not touched." if self._merging is None else ""
+                told = f"{cause} {guidance or untouched}".rstrip()
+                raise RefreshError(f"{told}\n{message_of(error)}") from error
             if guidance:
                 raise RefreshError(f"{message_of(error)}\n{guidance}") from error
             raise
