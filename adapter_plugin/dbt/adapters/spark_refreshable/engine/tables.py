@@ -425,11 +425,39 @@ def add_missing_state_columns(spark: Any, tables: ModelTables) -> None:
 
 def replace_scratch_table(frame: Any, name: str) -> None:
     """Replace table ``name`` (staging, changes) with ``frame``, in one commit, whatever
-    schema it had; column mapping on, so any column name main accepts fits."""
+    schema it had; column mapping on, so any column name main accepts fits. A table that
+    has the frame's columns and the scratch properties already has its rows overwritten
+    instead, its metadata kept: ``REPLACE`` also rewrites the table in the catalog (a 40-row
+    write 0.45 s against 0.32, and the next read of it 0.6 against 0.55)."""
+    from pyspark.sql import functions as F
+
+    properties = {**SCRATCH_PROPERTIES, **features_for(frame.schema)}
+    if _scratch_table_fits(frame.sparkSession, name, frame.schema, properties):
+        frame.writeTo(name).overwrite(F.lit(True))
+        return
     writer = frame.writeTo(name).using("delta")
-    for key, value in {**SCRATCH_PROPERTIES, **features_for(frame.schema)}.items():
+    for key, value in properties.items():
         writer = writer.tableProperty(key, value)
     writer.createOrReplace()
+
+
+def _scratch_table_fits(
+    spark: Any, name: str, schema: StructType, properties: dict[str, str]
+) -> bool:
+    """Whether Delta table ``name``, as its log says, has ``schema``'s columns (the same
+    names, spelled alike, and types; Delta keeps a written table's columns nullable) and
+    ``properties``. False where the log cannot be read from here (Spark Connect)."""
+    snapshot = latest_snapshot(spark, name)
+    if snapshot is None:
+        return False
+    held = schema_from_json(json.loads(snapshot.schema().json()))
+    same_columns = [(f.name, without_nullability(f.dataType)) for f in held.fields] == [
+        (f.name, without_nullability(f.dataType)) for f in schema.fields
+    ]
+    if not same_columns:
+        return False
+    held_properties = snapshot_properties(spark, snapshot)
+    return all(held_properties.get(k) == v for k, v in properties.items())
 
 
 # Types whose Delta table feature Delta enables by itself only when a table is created: a
