@@ -91,6 +91,43 @@ def test_staging_and_the_change_set_keep_statistics_on_the_vnode_only(model, spa
             assert low <= high and (table == model.tables.changes or low in vnodes), file
 
 
+def test_scratch_tables_are_overwritten_while_they_fit_and_replaced_when_not(spark):
+    """Staging and the change set keep their tables while the snapshot's columns and the
+    scratch properties fit (their rows overwritten), and are replaced, their properties
+    set again, when a property went missing or a column was added."""
+    model = EngineModel(spark, DDL, unique_key="id", on_schema_change="append_new_columns")
+    staging, changes = model.tables.staging, model.tables.changes
+    model.refresh(FIRST)
+    model.refresh(FIRST[1:])
+    model.refresh(FIRST[:3])
+    assert [newest_operation(spark, t) for t in (staging, changes)] == ["WRITE", "WRITE"]
+
+    stats = "delta.dataSkippingStatsColumns"
+    spark.sql(f"ALTER TABLE {staging} UNSET TBLPROPERTIES ('{stats}')")
+    model.refresh(FIRST[1:])
+    assert "REPLACE" in newest_operation(spark, staging)
+    assert newest_operation(spark, changes) == "WRITE"
+    assert spark.sql(f"SHOW TBLPROPERTIES {staging} ('{stats}')").first()["value"] == (
+        "__refreshable_vnode"
+    )
+
+    rows = ", ".join(f"({i}, 'n{i}', {i}.50, 'x')" for i in range(1, 6))
+    added = (
+        "SELECT id, name, CAST(amount AS DECIMAL(10,2)) AS amount, note, id * 2 AS twice "
+        f"FROM VALUES {rows} AS t(id, name, amount, note)"
+    )
+    model.refresh(added)
+    assert all("REPLACE" in newest_operation(spark, t) for t in (staging, changes))
+    assert "twice" in spark.table(staging).columns
+    assert model.main() == [(i, f"n{i}", Decimal(f"{i}.50"), "x", i * 2) for i in range(1, 6)]
+    model.refresh(added, skip_unchanged_inputs=False)  # no change: staging overwritten
+    assert newest_operation(spark, staging) == "WRITE"
+
+
+def newest_operation(spark, table: str) -> str:
+    return spark.sql(f"DESCRIBE HISTORY {table} LIMIT 1").first()["operation"]
+
+
 def test_a_change_cycle_makes_two_state_commits_and_empties_nothing(model, spark):
     # ids 1-39 from the first build on: its range vnodes then cut them into several chunks
     first = [(i, "w", Decimal("1.00"), None) for i in range(1, 40)]
