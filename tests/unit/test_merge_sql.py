@@ -1,8 +1,15 @@
-"""The chunk's MERGE statement: which rows of main its join may match."""
+"""The chunk's MERGE statement: which rows of main its join may match, and the settings it
+is written under."""
 
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from dbt.adapters.spark_refreshable.engine.merge import Cycle, merge_sql
+from dbt.adapters.spark_refreshable.engine.merge import (
+    MERGE_DELETION_VECTORS_CONF,
+    REWRITE_FILES_BELOW_BYTES,
+    Cycle,
+    chunk_write_settings,
+    merge_sql,
+)
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import plan_chunks
 from dbt.adapters.spark_refreshable.engine.sql import vnode_expression
@@ -59,3 +66,11 @@ def test_a_chunk_of_inserts_alone_has_the_insert_clause_alone():
             "MATCHED AND c.__refreshable_op",
             "NOT MATCHED AND",
         ], ops
+
+
+def test_only_a_main_known_to_be_small_has_its_touched_files_rewritten():
+    rewrite = {MERGE_DELETION_VECTORS_CONF: "false"}
+    assert chunk_write_settings(0) == rewrite  # main created by this cycle
+    assert chunk_write_settings(REWRITE_FILES_BELOW_BYTES - 1) == rewrite
+    assert chunk_write_settings(REWRITE_FILES_BELOW_BYTES) == {}
+    assert chunk_write_settings(None) == {}  # not known (a resumed cycle): Delta's default

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
@@ -20,22 +19,6 @@ from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout
 
 SCHEMA = "refreshable_engine"
 _names = itertools.count()
-
-
-@contextlib.contextmanager
-def session_set(spark: Any, settings: dict[str, str]) -> Iterator[None]:
-    """Set session confs for a block; each gets back the value it had, or is unset."""
-    earlier = {conf: spark.conf.get(conf, None) for conf in settings}
-    for conf, value in settings.items():
-        spark.conf.set(conf, value)
-    try:
-        yield
-    finally:
-        for conf, value in earlier.items():
-            if value is None:
-                spark.conf.unset(conf)
-            else:
-                spark.conf.set(conf, value)
 
 
 def record_messages(monkeypatch: Any) -> list[str]:

@@ -14,6 +14,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     TXN_APP_ID_CONF,
     TXN_AUTO_RESET_CONF,
     TXN_VERSION_CONF,
+    session_confs,
 )
 from dbt.adapters.spark_refreshable.engine.datetime_writes import (
     DATE_REBASE_CONF,
@@ -30,7 +31,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 )
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
-from tests.functional.refreshable.engine_harness import EngineModel, session_set
+from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.faults import injected
 
 GOOD = [(i, f"v{i}", float(i)) for i in range(10)]
@@ -177,7 +178,7 @@ def test_char_and_varchar_kept_by_the_session_are_named_before_anything_is_writt
     select = (
         "SELECT id, CAST('a' AS CHAR(3)) AS c, array(CAST('b' AS VARCHAR(4))) AS v FROM range(3)"
     )
-    with session_set(spark, {"spark.sql.preserveCharVarcharTypeInfo": "true"}):
+    with session_confs(spark, {"spark.sql.preserveCharVarcharTypeInfo": "true"}):
         with pytest.raises(ConfigError, match=r"(?s)`c` is CHAR\(3\).*`v\[\]` is VARCHAR\(4\)"):
             refusing_model.refresh(lambda: spark.sql(select))
     assert_untouched_and_idle(refusing_model, version)
@@ -191,7 +192,7 @@ def test_a_session_carrying_idempotent_write_ids_is_refused(refusing_model, auto
     anything is written."""
     version = refusing_model.version()
     ids = {TXN_APP_ID_CONF: "nightly-load", TXN_VERSION_CONF: "7", TXN_AUTO_RESET_CONF: auto_reset}
-    with session_set(refusing_model.spark, ids):
+    with session_confs(refusing_model.spark, ids):
         with pytest.raises(ConfigError, match=r"idempotent-write ids .*nightly-load.*Unset"):
             refusing_model.refresh(GOOD[2:])
     assert_untouched_and_idle(refusing_model, version)
@@ -410,7 +411,7 @@ def test_parquet_writes_that_would_change_a_date_or_an_instant_are_refused(spark
         )
         model = EngineModel(spark, "id INT", unique_key="id")
         what = f"{shapes} in {session} (REFRESHABLE_TEST_SEED={seed})"
-        with session_set(spark, session):
+        with session_confs(spark, session):
             try:
                 model.refresh(select)
             except ConfigError as refused:
@@ -445,14 +446,14 @@ def test_a_write_that_an_exception_rebase_mode_fails_names_the_setting(spark):
 
     model = EngineModel(spark, "id INT", unique_key="id", merge_chunk_rows=1_000)
     modern = select(range(4), "2026-12-03", 2026)
-    with session_set(spark, {DATE_REBASE_CONF: "EXCEPTION", INT96_REBASE_CONF: "EXCEPTION"}):
+    with session_confs(spark, {DATE_REBASE_CONF: "EXCEPTION", INT96_REBASE_CONF: "EXCEPTION"}):
         model.refresh(modern)  # nothing ancient: served
     version = model.version()
     for conf, ancient in (
         (DATE_REBASE_CONF, select(range(5), "1000-01-01", 2026)),
         (INT96_REBASE_CONF, select(range(5), "2026-12-03", 1850)),
     ):
-        with session_set(spark, {conf: "EXCEPTION"}), pytest.raises(RefreshError) as refused:
+        with session_confs(spark, {conf: "EXCEPTION"}), pytest.raises(RefreshError) as refused:
             model.refresh(ancient)
         told = message_of(refused.value)
         assert told.startswith(f"This session writes Parquet with {conf} = EXCEPTION"), told
@@ -462,7 +463,10 @@ def test_a_write_that_an_exception_rebase_mode_fails_names_the_setting(spark):
     ancient = select(range(6), "1000-01-01", 1850)
     with injected("finishing:raise"), pytest.raises(InjectedFault):
         model.refresh(ancient)
-    with session_set(spark, {DATE_REBASE_CONF: "EXCEPTION"}), pytest.raises(RefreshError) as failed:
+    with (
+        session_confs(spark, {DATE_REBASE_CONF: "EXCEPTION"}),
+        pytest.raises(RefreshError) as failed,
+    ):
         model.refresh(ancient)
     told = message_of(failed.value)
     assert told.startswith(f"This session writes Parquet with {DATE_REBASE_CONF} = EXCEPTION")
@@ -479,10 +483,10 @@ def test_a_lossy_parquet_session_refreshes_a_model_of_other_types(spark):
     lossy = {conf: choices[-1] for conf, choices in DATETIME_WRITES.items()}
     model = EngineModel(spark, "id INT", unique_key="id", on_schema_change="append_new_columns")
     select = "SELECT 1 AS id, TIMESTAMP_NTZ'1582-10-10 12:00:00.123456' AS c"
-    with session_set(spark, lossy):
+    with session_confs(spark, lossy):
         model.refresh(select)
         got, want = served_as_queried(spark, model, select, "CAST(c AS STRING)")
     assert got == want, f"main {got}, query {want}"
     model.refresh(f"{select}, TIMESTAMP'2026-01-01 00:00:00.000001' AS t")
-    with session_set(spark, lossy), pytest.raises(ConfigError, match=r"timestamps in \['t'\]"):
+    with session_confs(spark, lossy), pytest.raises(ConfigError, match=r"timestamps in \['t'\]"):
         model.refresh(select)

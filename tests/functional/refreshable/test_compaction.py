@@ -3,11 +3,14 @@ main stays a few files, equal to each day's snapshot, and the next cycle still r
 keys and hashes from staging (OPTIMIZE changes no row). The run counts main's files from the
 load's DESCRIBE DETAIL and its chunks' commit metrics, not by reading main again: the count
 it compacted at is the count main had. `compact_after_files: 0` and the policy's other
-cases: tests/unit/test_compaction.py."""
+cases: tests/unit/test_compaction.py. A small main's chunks rewrite the files they touch
+instead of giving them deletion vectors (``merge.REWRITE_FILES_BELOW_BYTES``), a large
+main's do not: the last test."""
 
 from __future__ import annotations
 
-from dbt.adapters.spark_refreshable.engine.commits import table_detail
+from dbt.adapters.spark_refreshable.engine import merge
+from dbt.adapters.spark_refreshable.engine.commits import session_confs, table_detail
 from tests.functional.refreshable.engine_harness import EngineModel
 
 DDL = "id INT, value STRING"
@@ -38,8 +41,10 @@ def files_merged(model: EngineModel, last_cycle: int) -> int:
     return len(frame.inputFiles())
 
 
-def test_main_is_compacted_once_its_cycles_added_enough_files(spark):
-    # chunks of 3 changed rows: each day's 10-11 changes merge in 4 commits, 4 files or more
+def test_main_is_compacted_once_its_cycles_added_enough_files(spark, monkeypatch):
+    # chunks of 3 changed rows: each day's 10-11 changes merge in 4 commits, 4 files or more,
+    # as into a large main (a small one's chunks rewrite the files they touch)
+    monkeypatch.setattr(merge, "REWRITE_FILES_BELOW_BYTES", 0)
     model = EngineModel(spark, DDL, unique_key="id", merge_chunk_rows=3, compact_after_files=4)
     model.refresh(day(0))
     compactions = []
@@ -63,3 +68,42 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark):
     assert model.main() == sorted(rows)
     before, _ = result.main_compacted
     assert before == files_merged(model, last_cycle), "main's files miscounted"
+
+
+def chunk_merges(model: EngineModel, after: int) -> list[dict[str, str]]:
+    """The operation metrics of main's MERGE commits after version ``after``."""
+    return [
+        c["operationMetrics"]
+        for c in model.history()
+        if c["version"] > after and c["operation"] == "MERGE"
+    ]
+
+
+def test_a_small_mains_touched_files_are_rewritten_and_a_large_mains_get_deletion_vectors(
+    spark, monkeypatch
+):
+    """Below ``REWRITE_FILES_BELOW_BYTES`` a chunk's MERGE rewrites the files it touches (no
+    deletion vector: cheaper to write and to read); at or above it, it writes deletion
+    vectors. Either way main equals each snapshot, also when a rewrite meets files that
+    carry vectors, and the session's own value of the setting (none, or one) is kept."""
+    conf = merge.MERGE_DELETION_VECTORS_CONF
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh(day(0))
+    for n, large, own in ((1, False, None), (2, True, None), (3, False, "true")):
+        if large:
+            monkeypatch.setattr(merge, "REWRITE_FILES_BELOW_BYTES", 1)
+        else:  # day 3: the engine's own threshold again, and main has vectors now
+            monkeypatch.undo()
+        last_cycle = model.version()
+        with session_confs(spark, {} if own is None else {conf: own}):
+            model.refresh(day(n))
+            assert spark.conf.get(conf, None) == own, f"day {n}: the session's setting changed"
+        assert model.main() == sorted(day(n)), f"day {n}"
+        (metrics,) = chunk_merges(model, last_cycle)
+        vectors, removed = (
+            int(metrics[m]) for m in ("numTargetDeletionVectorsAdded", "numTargetFilesRemoved")
+        )
+        if large:
+            assert vectors > 0, f"day {n}: a main over the threshold was given no vector"
+        else:
+            assert vectors == 0 and removed > 0, f"day {n}: a small main's files got vectors"

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.commits import session_confs
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
     InjectedFault,
@@ -23,7 +24,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 from dbt.adapters.spark_refreshable.engine.load import LOST_PARTITION_VALUES, UTC_PARTITION_VALUES
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
-from tests.functional.refreshable.engine_harness import EngineModel, record_messages, session_set
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.content import content_problems
 from tests.support.faults import injected
 
@@ -257,7 +258,7 @@ def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
         assert "partitioning by `at`" in message and "spark.sql.session.timeZone: UTC" in message
         assert "Main was not touched" in message, message
 
-    with session_set(spark, {TIME_ZONE: zone}):
+    with session_confs(spark, {TIME_ZONE: zone}):
         first = EngineModel(spark, "id INT", unique_key="id", partition_by="at")
         refused(first, [*kept[:3], lost[0]])
         assert not table_exists(spark, first.tables.main)
@@ -265,7 +266,7 @@ def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
         model = EngineModel(spark, "id INT", unique_key="id", partition_by="at")
         model.refresh(snapshot(kept))
         for reader in (zone, "UTC", "Asia/Kathmandu"):
-            with session_set(spark, {TIME_ZONE: reader}):
+            with session_confs(spark, {TIME_ZONE: reader}):
                 problems = content_problems(spark, model.tables.main, spark.sql(snapshot(kept)), 1)
             assert not problems, (zone, reader, problems[:3])
         version = model.version()
@@ -273,7 +274,7 @@ def test_a_timestamp_partition_value_the_clock_shows_twice_is_refused(spark):
         assert model.version() == version
         # values written as local times would read as other instants in another time zone
         with (
-            session_set(spark, {UTC_PARTITION_VALUES: "false"}),
+            session_confs(spark, {UTC_PARTITION_VALUES: "false"}),
             pytest.raises(ConfigError, match=f"sets {UTC_PARTITION_VALUES} to false"),
         ):
             model.refresh(snapshot(kept[1:]))

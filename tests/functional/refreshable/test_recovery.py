@@ -8,9 +8,10 @@ import datetime as dt
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.commits import session_confs
 from dbt.adapters.spark_refreshable.engine.datetime_writes import TIMESTAMP_OUTPUT_CONF
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
-from tests.functional.refreshable.engine_harness import EngineModel, session_set
+from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.faults import injected
 
 OLD = [(i, f"old {i}") for i in range(0, 120)]
@@ -132,7 +133,7 @@ def test_a_resume_in_a_session_whose_writes_would_change_its_timestamps_is_refus
     crash(model, "chunk_committed@2", timed[1])
     crashed = model.version()
     with (
-        session_set(spark, {TIMESTAMP_OUTPUT_CONF: "TIMESTAMP_MILLIS"}),
+        session_confs(spark, {TIMESTAMP_OUTPUT_CONF: "TIMESTAMP_MILLIS"}),
         pytest.raises(ConfigError, match=rf"{TIMESTAMP_OUTPUT_CONF} = TIMESTAMP_MILLIS"),
     ):
         model.refresh(timed[2])

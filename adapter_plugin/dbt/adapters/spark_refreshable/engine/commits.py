@@ -26,7 +26,7 @@ import contextlib
 import functools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 # once imported, the Connect client and (with delta.exceptions) the classic one raise Delta's
@@ -262,23 +262,39 @@ def table_identity(spark: Any, name: str) -> tuple[str, int]:
 
 
 @contextlib.contextmanager
-def engine_commit(spark: Any, tag: str, fence: tuple[str, int] | None = None) -> Iterator[None]:
+def engine_commit(
+    spark: Any,
+    tag: str,
+    fence: tuple[str, int] | None = None,
+    settings: Mapping[str, str] | None = None,
+) -> Iterator[None]:
     """Tag (and with ``fence``, an app id and version, fence) the Delta commit of the block,
-    which holds the session's conf lock: keep it to one write."""
-    confs = {USER_METADATA_CONF: tag}
+    which holds the session's conf lock: keep it to one write. ``settings``: more session
+    confs for that write."""
+    confs = {USER_METADATA_CONF: tag, **(settings or {})}
     if fence is not None:
         app_id, version = fence
         confs.update(
             {TXN_APP_ID_CONF: app_id, TXN_VERSION_CONF: str(version), TXN_AUTO_RESET_CONF: "true"}
         )
-    with SESSION_CONF_LOCK:
-        for key, value in confs.items():
-            spark.conf.set(key, value)
-        try:
-            yield
-        finally:
-            for key in confs:
+    with SESSION_CONF_LOCK, session_confs(spark, confs):
+        yield
+
+
+@contextlib.contextmanager
+def session_confs(spark: Any, confs: Mapping[str, str]) -> Iterator[None]:
+    """Set session confs for a block; each gets back the session's own value, or is unset."""
+    held = {key: spark.conf.get(key, None) for key in confs}
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in held.items():
+            if value is None:
                 spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def refuse_session_write_ids(spark: Any) -> None:

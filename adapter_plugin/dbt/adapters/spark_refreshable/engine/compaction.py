@@ -1,9 +1,10 @@
-"""Keeping main compact: every chunk's ``MERGE`` adds files to main (and deletion vectors to
-the files it touched), so cycle after cycle main becomes many small files that every query
-lists and opens. When a cycle that merged something leaves main with ``compact_after_files``
-files or more, and they are small on average, the run compacts main with Delta's
-``OPTIMIZE`` (bin-packing: small files, and files with many deleted rows, rewritten into
-files of up to ``spark.databricks.delta.optimize.maxFileSize``).
+"""Keeping main compact: every chunk's ``MERGE`` adds files to main (and, into a main of
+``merge.REWRITE_FILES_BELOW_BYTES`` or more, deletion vectors to the files it touched), so
+cycle after cycle main becomes many small files that every query lists and opens. When a
+cycle that merged something leaves main with ``compact_after_files`` files or more, and they
+are small on average, the run compacts main with Delta's ``OPTIMIZE`` (bin-packing: small
+files, and files with many deleted rows, rewritten into files of up to
+``spark.databricks.delta.optimize.maxFileSize``).
 
 ``OPTIMIZE`` changes no row: the next cycle still reads main's keys and hashes from staging,
 and a run that skips unchanged inputs still skips (both accept it as a row-less commit,

@@ -77,6 +77,7 @@ from dbt.adapters.spark_refreshable.engine.merge import (
     Cycle,
     MainHistory,
     chunk_tag,
+    chunk_write_settings,
     main_version,
     merge_chunk,
     schema_tag,
@@ -821,6 +822,7 @@ class RefreshRun:
     ) -> ChunkResult:
         """One chunk's ``MERGE``: one commit of main, tagged with the cycle and chunk and
         fenced by the lease (a no-op once another run took the lease over)."""
+        main_bytes = None if self._main_files is None else self._main_files.size_bytes
         with self.clock.measure("merge"):
             merged = merge_chunk(
                 self.spark,
@@ -828,7 +830,10 @@ class RefreshRun:
                 chunk,
                 self.view,
                 lambda tag=chunk_tag(loaded.refresh_id, chunk.index): engine_commit(
-                    self.spark, tag, (fence_app_id(self.tables.main), self.lease.fence())
+                    self.spark,
+                    tag,
+                    (fence_app_id(self.tables.main), self.lease.fence()),
+                    chunk_write_settings(main_bytes),
                 ),
                 current,
                 self.lease.ensure_held,
