@@ -57,11 +57,12 @@ HISTORY_WINDOW = 32
 ChunkCommit = Callable[[], AbstractContextManager[None]]
 # A chunk's MERGE into a main smaller than this rewrites the files it touches instead of
 # marking their old rows deleted in deletion vectors: a small file is cheaper to rewrite
-# than to give a vector that every later read applies. A 10-row MERGE into 40 rows took
-# 0.8 s against 1.2 with vectors, and the next read 0.6 against 0.8; into 600,000 rows
-# (7 MB, one file) 1.8 against 2.0 and 0.8 against 1.2 (medians, delta-spark 4.4.1). A
-# larger main keeps them: a chunk then writes its changed rows, not the files they are in.
-REWRITE_FILES_BELOW_BYTES = 8 * 1024**2
+# than to give a vector that every later read applies. A 40-row cycle took 5.5-5.8 s
+# against 6.5-6.7, its MERGE 0.7-0.8 s less (bench/small_cycles.py); into TPC-H lineitem of
+# 0.9 MB the merge step took 2.4-2.7 s against 2.6-3.0, and of 3.8 MB rewriting took 0.6 s
+# more (make bench at SF 0.005, two runs each, and 0.02). A larger main keeps the vectors:
+# a chunk writes its changed rows, not the files they are in.
+REWRITE_FILES_BELOW_BYTES = 1024**2
 MERGE_DELETION_VECTORS_CONF = "spark.databricks.delta.merge.deletionVectors.persistent"
 OPERATIONS = {
     "I": "numTargetRowsInserted",
