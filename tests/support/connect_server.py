@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.support.dbt_projects import free_port
 from tests.support.processes import run_bounded
-from tests.support.profiles import ROOT
+from tests.support.profiles import ROOT, subprocess_java_options
 
 SERVER_SCRIPT = ROOT / "scripts" / "connect_server.py"
 
@@ -52,6 +52,7 @@ def started_server(data_dir: Path) -> Iterator[ConnectServer]:
             REFRESHABLE_HOME=str(ROOT),
             REFRESHABLE_CONNECT_PORT=str(free_port()),
             REFRESHABLE_CONNECT_DATA=str(data_dir),
+            JDK_JAVA_OPTIONS=subprocess_java_options(os.environ.get("JDK_JAVA_OPTIONS")),
         )
     )
     server.run("start")

@@ -14,10 +14,12 @@ from scripts.spark_profile import PROFILES_DIR, ROOT, render_target
 __all__ = [
     "PROFILES_DIR",
     "ROOT",
+    "SUBPROCESS_JVM_OPTIONS",
     "SUITE_SESSION_SETTINGS",
     "WORKER_JVM_OPTIONS",
     "render_target",
     "subprocess_env",
+    "subprocess_java_options",
     "with_jvm_options",
 ]
 
@@ -72,14 +74,17 @@ SUITE_SESSION_SETTINGS = {
     "spark.broadcast.compress": "false",
 }
 
-# Added for the `dbt` processes the suite starts (kill, cluster): each lives a minute or less,
-# too short for C2's optimized code to repay compiling it. C1 alone took 17% less CPU on a
-# cold `dbt run` of three small refreshable models (two runs each way, 55-60 against 68-74
-# CPU-s), where the pytest workers' long-lived JVMs are slower with it. C1 alone also shrinks
-# the code cache to 48 MB, which Spark fills within a minute: the JIT then stops, and a
-# method handle that needs the cache kills the JVM ("Out of space in CodeCache"), so the
-# cache gets the tiered compiler's default size back.
-DBT_PROCESS_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
+# Added for the JVMs the suite starts in other processes that live minutes at most: the `dbt`
+# processes (kill, cluster) and the Connect server (its test module), too short for C2's
+# optimized code to repay compiling it. C1 alone took 17% less CPU on a cold `dbt run` of
+# three small refreshable models (two runs each way, 55-60 against 68-74 CPU-s), and the
+# Connect server through test_connect.py 114 CPU-s against 211 (178 with the workers' raised
+# thresholds; 201 s of wall against 226), where the pytest workers' long-lived JVMs are
+# slower with it (three engine files: 420 s against 362). C1 alone also shrinks the code
+# cache to 48 MB, which Spark fills within a minute: the JIT then stops, and a method handle
+# that needs the cache kills the JVM ("Out of space in CodeCache"), so the cache gets the
+# tiered compiler's default size back.
+SUBPROCESS_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
 
 
 def with_jvm_options(java_options: str | None, options: Sequence[str] = SUITE_JVM_OPTIONS) -> str:
@@ -90,6 +95,11 @@ def with_jvm_options(java_options: str | None, options: Sequence[str] = SUITE_JV
     return " ".join([*present, *(o for o in options if o not in present)])
 
 
+def subprocess_java_options(java_options: str | None) -> str:
+    """``java_options`` (JDK_JAVA_OPTIONS) for a JVM the suite starts in another process."""
+    return with_jvm_options(java_options, (*SUITE_JVM_OPTIONS, *SUBPROCESS_JVM_OPTIONS))
+
+
 def subprocess_env(data_dir: Path) -> dict[str, str]:
     """Environment for a `dbt` subprocess with its own warehouse and metastore."""
     env = dict(os.environ)
@@ -97,8 +107,6 @@ def subprocess_env(data_dir: Path) -> dict[str, str]:
         REFRESHABLE_HOME=str(ROOT),
         REFRESHABLE_DATA=str(data_dir),
         DBT_PROFILES_DIR=str(PROFILES_DIR),
-        JDK_JAVA_OPTIONS=with_jvm_options(
-            env.get("JDK_JAVA_OPTIONS"), (*SUITE_JVM_OPTIONS, *DBT_PROCESS_JVM_OPTIONS)
-        ),
+        JDK_JAVA_OPTIONS=subprocess_java_options(env.get("JDK_JAVA_OPTIONS")),
     )
     return env
