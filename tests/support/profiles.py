@@ -12,12 +12,15 @@ from pathlib import Path
 from scripts.spark_profile import PROFILES_DIR, ROOT, render_target
 
 __all__ = [
+    "HIVE_METASTORE_ENV",
     "PROFILES_DIR",
     "ROOT",
     "SUBPROCESS_JVM_OPTIONS",
     "SUITE_SESSION_SETTINGS",
     "WORKER_JVM_OPTIONS",
     "render_target",
+    "on_hive_metastore",
+    "suite_session_settings",
     "subprocess_env",
     "subprocess_java_options",
     "with_jvm_options",
@@ -73,6 +76,28 @@ SUITE_SESSION_SETTINGS = {
     "spark.databricks.delta.snapshotPartitions": "1",
     "spark.broadcast.compress": "false",
 }
+
+# The pytest processes' own sessions keep their tables in Spark's in-memory catalog, where the
+# shipped targets keep them in a Hive metastore on embedded Derby: a worker's tables live as
+# long as its process, and looking a table up by name in Derby (through DataNucleus, ~2-3 ms,
+# a few dozen times a cycle) took ~12% of a small cycle's driver CPU. Tests of the
+# metastore's own behaviour are marked `hive_metastore` and run in a pytest process of their
+# own on the metastore (tests/functional/test_hive_metastore.py), this variable set; the
+# `dbt` processes, the Connect server, the cluster and the wheel's project are on it anyway.
+HIVE_METASTORE_ENV = "REFRESHABLE_TEST_HIVE_METASTORE"
+
+
+def on_hive_metastore() -> bool:
+    """Whether this pytest process's sessions use the Hive metastore (else in memory)."""
+    return os.environ.get(HIVE_METASTORE_ENV) == "1"
+
+
+def suite_session_settings() -> dict[str, str]:
+    """Spark settings of this pytest process's sessions, over the `local` target's."""
+    if on_hive_metastore():
+        return dict(SUITE_SESSION_SETTINGS)
+    return {**SUITE_SESSION_SETTINGS, "spark.sql.catalogImplementation": "in-memory"}
+
 
 # Added for the JVMs the suite starts in other processes that live minutes at most: the `dbt`
 # processes (kill, cluster) and the Connect server (its test module), too short for C2's

@@ -34,6 +34,7 @@ class SparkCatalog:
         }
 
 
+@pytest.mark.hive_metastore  # a view's owner: the driver's user in Hive, none in memory
 class TestDocsGenerate(SparkCatalog, BaseDocsGenerate):
     @pytest.fixture(scope="class")
     def expected_catalog(self, project, profile_user, types):
