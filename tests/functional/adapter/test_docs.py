@@ -66,6 +66,7 @@ def from_zero(catalog: dict) -> dict:
 
 
 @pytest.mark.extended
+@pytest.mark.hive_metastore  # as TestDocsGenerate
 class TestDocsGenReferences(SparkCatalog, BaseDocsGenReferences):
     @pytest.fixture(scope="class")
     def expected_catalog(self, project, profile_user, types):
