@@ -12,11 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.profiles import (
-    HIVE_METASTORE_ENV,
+    SUITE_SESSION_SETTINGS,
     WORKER_JVM_OPTIONS,
-    on_hive_metastore,
     render_target,
-    suite_session_settings,
     with_jvm_options,
 )
 
@@ -31,7 +29,6 @@ pytest_plugins = ["dbt.tests.fixtures.project"]
 LONG_FILES = (
     "functional/connect/test_connect.py",
     "functional/refreshable/test_kill.py",
-    "functional/test_hive_metastore.py",
     "functional/cluster/test_cluster.py",
     "install/test_wheel.py",
     "bench/test_bench_smoke.py",
@@ -62,26 +59,12 @@ TESTS = Path(__file__).parent
 os.environ["JDK_JAVA_OPTIONS"] = with_jvm_options(os.environ.get("JDK_JAVA_OPTIONS"))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> int:
         path = item.path.relative_to(TESTS).as_posix()
         return LONG_FILES.index(path) if path in LONG_FILES else len(LONG_FILES)
 
     items.sort(key=rank)
-    if not on_hive_metastore():  # test_hive_metastore.py runs them in a process on it
-        on_metastore = [item for item in items if item.get_closest_marker("hive_metastore")]
-        if on_metastore:
-            config.hook.pytest_deselected(items=on_metastore)
-            items[:] = [item for item in items if item not in on_metastore]
-
-
-def pytest_report_header() -> str:
-    if on_hive_metastore():
-        return "Spark sessions: the Hive metastore on embedded Derby"
-    return (
-        "Spark sessions: the in-memory catalog; tests marked hive_metastore run in "
-        f"test_hive_metastore.py, or alone with {HIVE_METASTORE_ENV}=1"
-    )
 
 
 @pytest.fixture(scope="session")
@@ -93,7 +76,7 @@ def spark_data_dir(tmp_path_factory):
 def dbt_profile_target(spark_data_dir):
     target = render_target(spark_data_dir, threads=4)
     settings = target["server_side_parameters"]
-    settings.update(suite_session_settings())
+    settings.update(SUITE_SESSION_SETTINGS)
     driver_options = "spark.driver.extraJavaOptions"
     settings[driver_options] = " ".join([settings[driver_options], *WORKER_JVM_OPTIONS])
     return target

@@ -12,15 +12,12 @@ from pathlib import Path
 from scripts.spark_profile import PROFILES_DIR, ROOT, render_target
 
 __all__ = [
-    "HIVE_METASTORE_ENV",
     "PROFILES_DIR",
     "ROOT",
     "SUBPROCESS_JVM_OPTIONS",
     "SUITE_SESSION_SETTINGS",
     "WORKER_JVM_OPTIONS",
     "render_target",
-    "on_hive_metastore",
-    "suite_session_settings",
     "subprocess_env",
     "subprocess_java_options",
     "with_jvm_options",
@@ -69,35 +66,18 @@ WORKER_JVM_OPTIONS = (
 # CPU-s (two runs each, interleaved; the shuffle and Delta's alone 376, a local DataFrame's
 # alone 352). The `dbt` processes, the Connect server and the cluster keep the target's
 # settings, and test_differential.py shuffles into three partitions: code that is right only
-# in one partition still fails a test.
+# in one partition still fails a test. Their tables live in Spark's in-memory catalog, not the
+# target's Hive metastore on embedded Derby: a worker's tables live as long as its process,
+# and a lookup by name in Derby (through DataNucleus, ~2-3 ms, a few dozen a cycle) took ~12%
+# of a small cycle's driver CPU. The `dbt` processes, the Connect server, the cluster and the
+# wheel's project stay on the metastore.
 SUITE_SESSION_SETTINGS = {
+    "spark.sql.catalogImplementation": "in-memory",
     "spark.default.parallelism": "1",
     "spark.sql.shuffle.partitions": "1",
     "spark.databricks.delta.snapshotPartitions": "1",
     "spark.broadcast.compress": "false",
 }
-
-# The pytest processes' own sessions keep their tables in Spark's in-memory catalog, where the
-# shipped targets keep them in a Hive metastore on embedded Derby: a worker's tables live as
-# long as its process, and looking a table up by name in Derby (through DataNucleus, ~2-3 ms,
-# a few dozen times a cycle) took ~12% of a small cycle's driver CPU. Tests of the
-# metastore's own behaviour are marked `hive_metastore` and run in a pytest process of their
-# own on the metastore (tests/functional/test_hive_metastore.py), this variable set; the
-# `dbt` processes, the Connect server, the cluster and the wheel's project are on it anyway.
-HIVE_METASTORE_ENV = "REFRESHABLE_TEST_HIVE_METASTORE"
-
-
-def on_hive_metastore() -> bool:
-    """Whether this pytest process's sessions use the Hive metastore (else in memory)."""
-    return os.environ.get(HIVE_METASTORE_ENV) == "1"
-
-
-def suite_session_settings() -> dict[str, str]:
-    """Spark settings of this pytest process's sessions, over the `local` target's."""
-    if on_hive_metastore():
-        return dict(SUITE_SESSION_SETTINGS)
-    return {**SUITE_SESSION_SETTINGS, "spark.sql.catalogImplementation": "in-memory"}
-
 
 # Added for the JVMs the suite starts in other processes that live minutes at most: the `dbt`
 # processes (kill, cluster) and the Connect server (its test module), too short for C2's
