@@ -78,8 +78,10 @@ class EngineModel:
         name = getattr(self.tables, role)
         return self.spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()[0]["version"]
 
-    def history(self) -> list[Any]:
-        return self.spark.sql(f"DESCRIBE HISTORY {self.tables.main}").orderBy("version").collect()
+    def history(self, after: int = -1) -> list[Any]:
+        """Main's commits after version ``after`` (all by default), oldest first."""
+        history = self.spark.sql(f"DESCRIBE HISTORY {self.tables.main}")
+        return history.where(f"version > {after}").orderBy("version").collect()
 
     def state(self) -> State:
         return Lease(self.spark, self.tables.state, Owner.this_process("pytest"), 300).read()

@@ -31,11 +31,7 @@ def files(model: EngineModel) -> int:
 def files_merged(model: EngineModel, last_cycle: int) -> int:
     """Main's files after the chunks of the cycle that followed version ``last_cycle``: at
     the version before its OPTIMIZE, or the latest when OPTIMIZE had nothing to do."""
-    optimized = [
-        c["version"]
-        for c in model.history()
-        if c["operation"] == "OPTIMIZE" and c["version"] > last_cycle
-    ]
+    optimized = [c["version"] for c in model.history(last_cycle) if c["operation"] == "OPTIMIZE"]
     version = optimized[0] - 1 if optimized else model.version()
     frame = model.spark.sql(f"SELECT * FROM {model.tables.main} VERSION AS OF {version}")
     return len(frame.inputFiles())
@@ -72,11 +68,7 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark, monkeypatch
 
 def chunk_merges(model: EngineModel, after: int) -> list[dict[str, str]]:
     """The operation metrics of main's MERGE commits after version ``after``."""
-    return [
-        c["operationMetrics"]
-        for c in model.history()
-        if c["version"] > after and c["operation"] == "MERGE"
-    ]
+    return [c["operationMetrics"] for c in model.history(after) if c["operation"] == "MERGE"]
 
 
 def test_a_small_mains_touched_files_are_rewritten_and_a_large_mains_get_deletion_vectors(

@@ -63,7 +63,7 @@ def test_a_refresh_writes_only_the_difference(model, monkeypatch):
     assert model.main() == sorted(second)
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (1, 2, 1)
     assert result.rows_unchanged == 1 and result.resumed is False
-    merges = [h for h in model.history() if h["version"] > before]
+    merges = model.history(before)
     assert [h["operation"] for h in merges] == ["MERGE"], "one atomic commit for one chunk"
     metrics = merges[0]["operationMetrics"]
     assert metrics["numTargetRowsInserted"] == "1"
