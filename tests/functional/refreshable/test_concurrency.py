@@ -4,17 +4,25 @@ another run wrote to it."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
-from dbt.adapters.spark_refreshable.engine import faults, merge, progress
+from dbt.adapters.spark_refreshable.engine import faults, merge, progress, tables
 from dbt.adapters.spark_refreshable.engine.commits import engine_commit, fence_app_id
-from dbt.adapters.spark_refreshable.engine.errors import LeaseLostError, LockHeldError
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    LeaseLostError,
+    LockHeldError,
+)
 from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 from dbt.adapters.spark_refreshable.engine.lease import Lease
 from dbt.adapters.spark_refreshable.engine.owners import Owner, clock_margin
+from dbt.adapters.spark_refreshable.engine.tables import create_state_table
 from tests.functional.refreshable.engine_harness import EngineModel
 
 ROWS = [(i, f"v{i}") for i in range(60)]
@@ -41,7 +49,7 @@ def race_two_refreshes(model: EngineModel, round_: int) -> None:
         start.wait()
         try:
             outcomes.append(model.refresh(slow_snapshot))
-        except LockHeldError as exc:
+        except Exception as exc:  # the refusal, or a failure for the assertion to show
             outcomes.append(exc)
 
     threads = [threading.Thread(target=refresh, args=(t,)) for t in "ab"]
@@ -69,6 +77,62 @@ def test_two_racing_first_builds_exactly_one_runs(spark):
     """Neither finds a state table: one creates it holding its claim, the other finds it
     claimed."""
     race_two_refreshes(EngineModel(spark, "id INT, value STRING", unique_key="id"), 0)
+
+
+def state_folder(model: EngineModel) -> Path:
+    """Where the catalog puts the model's state table, which does not exist yet."""
+    spark, names = model.spark, model.tables
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {names.bookkeeping}")
+    described = dict(spark.sql(f"DESCRIBE SCHEMA {names.bookkeeping}").collect())
+    return Path(urlparse(described["Location"]).path) / names.identifiers()["state"]
+
+
+def leave_files_of_a_create(model: EngineModel) -> Path:
+    """The state table's folder as a CREATE leaves it between writing its files and
+    registering the table."""
+    folder = state_folder(model)
+    folder.mkdir(parents=True)
+    (folder / "part-00000-unregistered.snappy.parquet").write_bytes(b"PAR1")
+    return folder
+
+
+def test_a_first_build_that_meets_a_create_in_flight_waits_for_it(spark):
+    """The other run's CREATE has written its files and not yet registered the table: this
+    run waits for the table and finds it claimed, and refreshes nothing."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    folder = leave_files_of_a_create(model)
+    other = Lease(spark, model.tables.state, Owner("remote", "other-host", 4242, "1", "inv"), 30)
+
+    def register_after_a_while():
+        time.sleep(1.5)
+        shutil.rmtree(folder)
+        other.own_new_table(lambda claimed: create_state_table(spark, model.tables, claimed))
+        other.forget()
+
+    creator = threading.Thread(target=register_after_a_while)
+    creator.start()
+    try:
+        with pytest.raises(LockHeldError, match=r"other-host, pid 4242\): phase REFRESHING"):
+            model.refresh(ROWS)
+    finally:
+        creator.join()
+    assert not spark.catalog.tableExists(model.tables.main)
+
+
+def test_files_a_stopped_create_left_are_named_and_nothing_changes(spark, monkeypatch):
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    folder = leave_files_of_a_create(model)
+    monkeypatch.setattr(tables, "CREATOR_WAIT_SECONDS", 1.0)
+    with pytest.raises(ConfigError) as refused:
+        model.refresh(ROWS)
+    message = str(refused.value)
+    assert model.tables.role_display("state") in message and str(folder) in message
+    assert "delete that folder and run again" in message
+    assert not spark.catalog.tableExists(model.tables.main)
+    assert (folder / "part-00000-unregistered.snappy.parquet").exists()
+    shutil.rmtree(folder)  # as the message says
+    model.refresh(ROWS)
+    assert model.main() == ROWS and model.state().phase == "IDLE"
 
 
 def hold_lock_from_elsewhere(model, heartbeat_age: float) -> None:

@@ -11,6 +11,7 @@ materialization) is adopted as it is.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from pyspark.sql.types import (
 
 from dbt.adapters.spark_refreshable.engine.commits import (
     detail_files,
+    is_commit_conflict,
     jvm_json,
     jvm_table,
     latest_snapshot,
@@ -85,6 +87,13 @@ REDACTED = "*********(redacted)"
 # the conditions of a Delta table the catalog lists but whose files are gone (as DDL and
 # as a read meet it)
 FILES_GONE = ("DELTA_PATH_DOES_NOT_EXIST", "DELTA_TABLE_NOT_FOUND")
+# a CREATE's condition when the table's location holds files and the catalog lists no table
+# there: a racing run's CREATE of it between writing its files and registering the table, or
+# one that was stopped there
+LOCATION_TAKEN = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION"
+# how long a run that meets a racing CREATE waits for the catalog to list its table: a
+# one-row CTAS takes 1-3 s on a loaded machine
+CREATOR_WAIT_SECONDS = 60.0
 # on main: the names of the CHECK constraints the engine added from the model's contract
 CONSTRAINTS_PROPERTY = "dbt_refreshable.constraints"
 # A Delta checkpoint every 100 commits, not 10: writing one is a Spark job in the committing
@@ -396,11 +405,39 @@ def create_state_table(spark: Any, tables: ModelTables, row: State) -> bool:
             f"CREATE TABLE {tables.state} USING delta "
             f"TBLPROPERTIES ({properties_sql(properties)}) AS " + state_row_select(row)
         )
-    except Exception:
-        if not table_exists(spark, tables.state):
+    except Exception as error:
+        if table_exists(spark, tables.state):
+            return False  # another run created it first
+        taken = isinstance(error, PySparkException) and error.getCondition() == LOCATION_TAKEN
+        if not (taken or is_commit_conflict(error)):
             raise
-        return False  # another run created it first
+        # another run's CREATE has written its files or its first commit and may not have
+        # registered the table yet
+        if not _appears_within(spark, tables.state, CREATOR_WAIT_SECONDS):
+            raise _location_taken(tables, error) from None
+        return False
     return True
+
+
+def _appears_within(spark: Any, name: str, seconds: float) -> bool:
+    """Whether the catalog lists table ``name`` within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not table_exists(spark, name):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.25)
+    return True
+
+
+def _location_taken(tables: ModelTables, error: Exception) -> ConfigError:
+    where = str(error).strip().splitlines()[0][:400]
+    return ConfigError(
+        f"The state table {tables.role_display('state')} of {tables.display} cannot be "
+        f"created: its folder holds files, yet the catalog lists no table there ({where}). "
+        f"A run that was creating it was stopped between writing its files and registering "
+        f"the table; those files hold no lock and none of the model's rows. If no run of "
+        f"this model is going on, delete that folder and run again. Nothing was changed."
+    )
 
 
 def add_missing_state_columns(spark: Any, tables: ModelTables) -> None:
