@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from dbt.adapters.spark_refreshable.engine.cycle_plan import LoadedCycle, resumable_cycle
 from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 from dbt.adapters.spark_refreshable.engine.lease import Lease
-from dbt.adapters.spark_refreshable.engine.naming import ModelTables
+from dbt.adapters.spark_refreshable.engine.naming import ModelTables, quote
 from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.refresh import run_refresh
@@ -82,6 +84,26 @@ class EngineModel:
         """Main's commits after version ``after`` (all by default), oldest first."""
         history = self.spark.sql(f"DESCRIBE HISTORY {self.tables.main}")
         return history.where(f"version > {after}").orderBy("version").collect()
+
+    def folder(self, role: str) -> Path:
+        """Where the catalog puts the model's table of ``role`` ('main', 'state', ...) when it
+        creates it (a managed table)."""
+        schema = quote(self.tables.schema if role == "main" else self.tables.bookkeeping)
+        self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        described = dict(self.spark.sql(f"DESCRIBE SCHEMA {schema}").collect())
+        return Path(urlparse(described["Location"]).path) / self.tables.identifiers()[role]
+
+    def leave_files_of_a_create(self, role: str, written: str = "data") -> Path:
+        """The folder of the model's table of ``role`` as a run stopped in its CREATE leaves
+        it, the catalog not listing the table: a CREATE ... AS SELECT's data files
+        (``written="data"``) or an empty CREATE's first commit (``"log"``)."""
+        folder = self.folder(role)
+        if written == "data":
+            folder.mkdir(parents=True)
+            (folder / "part-00000-unregistered.snappy.parquet").write_bytes(b"PAR1")
+        else:
+            self.spark.range(3).write.format("delta").save(folder.as_uri())
+        return folder
 
     def state(self) -> State:
         return Lease(self.spark, self.tables.state, Owner.this_process("pytest"), 300).read()

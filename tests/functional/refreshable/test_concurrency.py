@@ -7,8 +7,6 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
@@ -79,28 +77,11 @@ def test_two_racing_first_builds_exactly_one_runs(spark):
     race_two_refreshes(EngineModel(spark, "id INT, value STRING", unique_key="id"), 0)
 
 
-def state_folder(model: EngineModel) -> Path:
-    """Where the catalog puts the model's state table, which does not exist yet."""
-    spark, names = model.spark, model.tables
-    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {names.bookkeeping}")
-    described = dict(spark.sql(f"DESCRIBE SCHEMA {names.bookkeeping}").collect())
-    return Path(urlparse(described["Location"]).path) / names.identifiers()["state"]
-
-
-def leave_files_of_a_create(model: EngineModel) -> Path:
-    """The state table's folder as a CREATE leaves it between writing its files and
-    registering the table."""
-    folder = state_folder(model)
-    folder.mkdir(parents=True)
-    (folder / "part-00000-unregistered.snappy.parquet").write_bytes(b"PAR1")
-    return folder
-
-
 def test_a_first_build_that_meets_a_create_in_flight_waits_for_it(spark):
     """The other run's CREATE has written its files and not yet registered the table: this
     run waits for the table and finds it claimed, and refreshes nothing."""
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
-    folder = leave_files_of_a_create(model)
+    folder = model.leave_files_of_a_create("state")
     other = Lease(spark, model.tables.state, Owner("remote", "other-host", 4242, "1", "inv"), 30)
 
     def register_after_a_while():
@@ -121,7 +102,7 @@ def test_a_first_build_that_meets_a_create_in_flight_waits_for_it(spark):
 
 def test_files_a_stopped_create_left_are_named_and_nothing_changes(spark, monkeypatch):
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
-    folder = leave_files_of_a_create(model)
+    folder = model.leave_files_of_a_create("state")
     monkeypatch.setattr(tables, "CREATOR_WAIT_SECONDS", 1.0)
     with pytest.raises(ConfigError) as refused:
         model.refresh(ROWS)

@@ -6,6 +6,7 @@ equal to the snapshot."""
 from __future__ import annotations
 
 import json
+import shutil
 from contextlib import AbstractContextManager
 
 import pytest
@@ -225,3 +226,31 @@ def test_item4_a_resume_reads_staging_and_changes_as_its_cycle_wrote_them(model,
     result = model.refresh(lambda: pytest.fail("a resume does not run the model"))
     assert result.resumed is True
     assert model.main() == sorted(DAY2)
+
+
+@pytest.mark.parametrize(("role", "written"), [("staging", "data"), ("progress", "log")])
+def test_a_first_build_replaces_bookkeeping_files_a_stopped_create_left(spark, role, written):
+    """A run stopped inside the CREATE of a bookkeeping table leaves files in its folder
+    that the catalog lists no table for; the next run, holding the lock, replaces them."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    model.leave_files_of_a_create(role, written)
+    model.refresh(DAY1)
+    assert model.main() == sorted(DAY1)
+    model.refresh(DAY2)
+    assert model.main() == sorted(DAY2) and model.state().phase == "IDLE"
+
+
+def test_files_in_mains_folder_are_named_and_kept_and_the_cycle_resumes(spark):
+    """Main's folder holds files the catalog lists no table for (a table dropped while its
+    files stayed, or a CREATE stopped midway): they may be the user's, so the run names the
+    folder and keeps them; once they are moved away, the next run completes the cycle."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    folder = model.leave_files_of_a_create("main", "log")
+    with pytest.raises(RefreshError) as refused:
+        model.refresh(DAY1)
+    message = str(refused.value)
+    assert str(folder) in message and "delete or move that folder, and run again" in message
+    assert (folder / "_delta_log").is_dir() and not spark.catalog.tableExists(model.tables.main)
+    shutil.rmtree(folder)
+    model.refresh(DAY1)
+    assert model.main() == sorted(DAY1) and model.state().phase == "IDLE"

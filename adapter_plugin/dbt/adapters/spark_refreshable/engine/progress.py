@@ -24,7 +24,12 @@ from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.naming import ModelTables
 from dbt.adapters.spark_refreshable.engine.sql import literal
-from dbt.adapters.spark_refreshable.engine.tables import BOOKKEEPING_PROPERTIES, properties_sql
+from dbt.adapters.spark_refreshable.engine.tables import (
+    BOOKKEEPING_PROPERTIES,
+    create_or_replace,
+    location_taken,
+    properties_sql,
+)
 
 PROGRESS_SCHEMA = (
     "refresh_id STRING, vnode INT, chunk INT, staged_rows BIGINT, rows_inserted BIGINT, "
@@ -78,10 +83,19 @@ def plan_chunks(vnode_rows: dict[int, int], vnodes: int, chunk_rows: int) -> lis
 
 
 def ensure_table(spark: Any, tables: ModelTables) -> None:
-    spark.sql(
-        f"CREATE TABLE IF NOT EXISTS {tables.progress} ({PROGRESS_SCHEMA}) USING delta "
-        f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)})"
-    )
+    """Create the progress table unless it exists. Files in its folder that the catalog
+    lists no table for are left by a run stopped while it created the table (the lock is
+    held): they are replaced, as staging's are."""
+    try:
+        spark.sql(
+            f"CREATE TABLE IF NOT EXISTS {tables.progress} ({PROGRESS_SCHEMA}) USING delta "
+            f"TBLPROPERTIES ({properties_sql(BOOKKEEPING_PROPERTIES)})"
+        )
+    except Exception as error:
+        if not location_taken(error):
+            raise
+        frame = spark.createDataFrame([], PROGRESS_SCHEMA)
+        create_or_replace(frame, tables.progress, BOOKKEEPING_PROPERTIES)
 
 
 @dataclass(frozen=True)

@@ -408,13 +408,19 @@ def create_state_table(spark: Any, tables: ModelTables, row: State) -> bool:
     except Exception as error:
         if table_exists(spark, tables.state):
             return False  # another run created it first
-        taken = isinstance(error, PySparkException) and error.getCondition() == LOCATION_TAKEN
-        if not (taken or is_commit_conflict(error)):
+        if not (location_taken(error) or is_commit_conflict(error)):
             raise
         # another run's CREATE has written its files or its first commit and may not have
         # registered the table yet
         if not _appears_within(spark, tables.state, CREATOR_WAIT_SECONDS):
-            raise _location_taken(tables, error) from None
+            raise folder_taken(
+                f"The state table {tables.role_display('state')} of {tables.display}",
+                error,
+                "A run that was creating it was stopped between writing its files and "
+                "registering the table; those files hold no lock and none of the model's rows. "
+                "If no run of this model is going on, delete that folder and run again. "
+                "Nothing was changed.",
+            ) from None
         return False
     return True
 
@@ -429,14 +435,19 @@ def _appears_within(spark: Any, name: str, seconds: float) -> bool:
     return True
 
 
-def _location_taken(tables: ModelTables, error: Exception) -> ConfigError:
+def location_taken(error: BaseException) -> bool:
+    """Whether a CREATE failed because the table's folder holds files the catalog lists
+    no table for."""
+    return isinstance(error, PySparkException) and error.getCondition() == LOCATION_TAKEN
+
+
+def folder_taken(table: str, error: Exception, cause_and_fix: str) -> ConfigError:
+    """The error of a CREATE of ``table`` (as messages name it) that found its folder
+    holding files the catalog lists no table for."""
     where = str(error).strip().splitlines()[0][:400]
     return ConfigError(
-        f"The state table {tables.role_display('state')} of {tables.display} cannot be "
-        f"created: its folder holds files, yet the catalog lists no table there ({where}). "
-        f"A run that was creating it was stopped between writing its files and registering "
-        f"the table; those files hold no lock and none of the model's rows. If no run of "
-        f"this model is going on, delete that folder and run again. Nothing was changed."
+        f"{table} cannot be created: its folder holds files, yet the catalog lists no table "
+        f"there ({where}). {cause_and_fix}"
     )
 
 
@@ -472,6 +483,13 @@ def replace_scratch_table(frame: Any, name: str) -> None:
     if _scratch_table_fits(frame.sparkSession, name, frame.schema, properties):
         frame.writeTo(name).overwrite(F.lit(True))
         return
+    create_or_replace(frame, name, properties)
+
+
+def create_or_replace(frame: Any, name: str, properties: dict[str, str]) -> None:
+    """Make Delta table ``name`` hold ``frame`` with ``properties``, in one commit. Unlike
+    SQL's ``CREATE OR REPLACE TABLE``, it also takes a folder that holds files the catalog
+    lists no table for."""
     writer = frame.writeTo(name).using("delta")
     for key, value in properties.items():
         writer = writer.tableProperty(key, value)
@@ -825,11 +843,22 @@ def create_or_evolve_main(
     # Columns declared, not selected: see ``forget_catalog_size``.
     declared = ", ".join(f"{ident(f.name)} {type_sql(f.dataType)}" for f in plan.schema.fields)
     partitioned = f"{_layout_clause(clause, columns)} " if clause == "PARTITIONED BY" else ""
-    with tagged():
-        spark.sql(
-            f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
-            f"TBLPROPERTIES ({properties_sql(properties)})"
-        )
+    try:
+        with tagged():
+            spark.sql(
+                f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
+                f"TBLPROPERTIES ({properties_sql(properties)})"
+            )
+    except Exception as error:
+        if not location_taken(error):
+            raise
+        raise folder_taken(
+            tables.display,
+            error,
+            "They are the files of a table dropped while its files stayed, or of a run "
+            "stopped while it created the table. Check that they hold nothing you need, "
+            f"delete or move that folder, and run again; {tables.display} was not touched.",
+        ) from None
     if clause == "CLUSTER BY":  # once main exists (``_cluster``)
         _cluster(spark, tables, plan, config, tagged)
 
