@@ -18,6 +18,13 @@ def message_of(error: BaseException) -> str:
     return "\n".join(line for line in text.splitlines() if not JVM_FRAME.fullmatch(line))
 
 
+def first_line(error: BaseException, limit: int = 300) -> str:
+    """The first line of an error's message, cut at ``limit`` characters: what a message of
+    the engine's quotes of an error it wraps ("" for an error without a message)."""
+    lines = message_of(error).strip().splitlines()
+    return lines[0].rstrip()[:limit] if lines else ""
+
+
 class RefreshError(DbtRuntimeError):
     """Base of the engine's errors."""
 

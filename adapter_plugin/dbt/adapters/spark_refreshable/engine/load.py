@@ -33,7 +33,11 @@ from dbt.adapters.spark_refreshable.engine.columns import (
     resolve_keys,
 )
 from dbt.adapters.spark_refreshable.engine.datetime_writes import refuse_lossy_datetime_writes
-from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    SnapshotRejectedError,
+    first_line,
+)
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
     VNODE_COLUMN,
@@ -91,7 +95,7 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
         except (PySparkTypeError, PySparkValueError) as error:  # types it cannot infer
             raise ConfigError(
                 f"The Python model returned a pandas DataFrame whose column types Spark "
-                f"cannot infer ({str(error).strip().splitlines()[0][:300]}): return "
+                f"cannot infer ({first_line(error)}): return "
                 f"session.createDataFrame(df, schema='id INT, name STRING') with its columns' "
                 f"types instead (an empty frame has no values to infer them from). Main was "
                 f"not touched."
@@ -300,7 +304,7 @@ def _refuse_broken(
         shown = "; ".join(f"{n}: {e}" for n, e in constraints)
         raise ConfigError(
             f"{whose.all()} cannot be evaluated on the model's result ({shown}): "
-            f"{str(error).splitlines()[0][:500]}. "
+            f"{first_line(error, 500)}. "
             f"{whose.fix_expression([n for n, _ in constraints])} Main was not touched."
         ) from None
     for i, (name, expression) in enumerate(constraints):

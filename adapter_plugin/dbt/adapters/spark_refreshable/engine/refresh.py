@@ -60,6 +60,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     LeaseLostError,
     RefreshCancelledError,
     RefreshError,
+    first_line,
     message_of,
 )
 from dbt.adapters.spark_refreshable.engine.inputs import (
@@ -294,7 +295,7 @@ class RefreshRun:
                 raise
             raise ConfigError(
                 f"{self.tables.display} cannot be created under that name on this Spark "
-                f"catalog: {message_of(error).splitlines()[0]}. Give the model an `alias` (and "
+                f"catalog: {first_line(error, 500)}. Give the model an `alias` (and "
                 f"`schema`) of letters, digits and underscores. No table was created."
             ) from None
 
@@ -528,7 +529,7 @@ class RefreshRun:
             f"The merge of cycle {cycle.refresh_id} failed again on resume. Fix the cause "
             f"above (the model, or a constraint or rows of {self.tables.display}); the next "
             f"`dbt run` discards this cycle and loads a fresh snapshot.",
-            cycle.with_plan(failed_on_resume=message_of(error).split("\n", 1)[0][:300]),
+            cycle.with_plan(failed_on_resume=first_line(error)),
         )
 
     # -- Refreshing ------------------------------------------------------------------

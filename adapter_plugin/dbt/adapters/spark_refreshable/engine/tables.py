@@ -42,7 +42,11 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     table_files,
     table_version,
 )
-from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
+from dbt.adapters.spark_refreshable.engine.errors import (
+    ConfigError,
+    SchemaChangeError,
+    first_line,
+)
 from dbt.adapters.spark_refreshable.engine.naming import (
     BOOKKEEPING_SUFFIXES,
     HASH_COLUMN,
@@ -378,10 +382,9 @@ def ensure_bookkeeping_schema(spark: Any, tables: ModelTables) -> None:
     except Exception as error:
         if spark.catalog.databaseExists(tables.bookkeeping):
             return  # another run created it first
-        first_line = str(error).strip().splitlines()[0][:300] if str(error).strip() else ""
         raise ConfigError(
             f"The schema {tables.bookkeeping} for the bookkeeping tables of "
-            f"{tables.display} cannot be created ({first_line}). Create it, or set "
+            f"{tables.display} cannot be created ({first_line(error)}). Create it, or set "
             f"bookkeeping_schema in the model's config to a schema this connection can "
             f"create tables in (the model's own schema works too). Nothing was changed."
         ) from None
@@ -444,10 +447,9 @@ def location_taken(error: BaseException) -> bool:
 def folder_taken(table: str, error: Exception, cause_and_fix: str) -> ConfigError:
     """The error of a CREATE of ``table`` (as messages name it) that found its folder
     holding files the catalog lists no table for."""
-    where = str(error).strip().splitlines()[0][:400]
     return ConfigError(
         f"{table} cannot be created: its folder holds files, yet the catalog lists no table "
-        f"there ({where}). {cause_and_fix}"
+        f"there ({first_line(error, 400)}). {cause_and_fix}"
     )
 
 
