@@ -71,13 +71,19 @@ def run_days(engine: EngineModel, model: GeneratedModel) -> list[str]:
 
 @pytest.fixture(autouse=True, scope="module")
 def spread_over_partitions(spark):
-    """The engine's joins and aggregations in several partitions, as on a cluster: code
-    right only in one partition fails here."""
-    conf = "spark.sql.shuffle.partitions"
-    before = spark.conf.get(conf)
-    spark.conf.set(conf, SHUFFLE_PARTITIONS)
+    """The engine's joins and aggregations in several partitions and adaptively planned, as
+    on a cluster: code right only in one partition, or only in a plan fixed before it runs
+    (the suite's other sessions), fails here."""
+    settings = {
+        "spark.sql.shuffle.partitions": SHUFFLE_PARTITIONS,
+        "spark.sql.adaptive.enabled": "true",
+    }
+    before = {conf: spark.conf.get(conf) for conf in settings}
+    for conf, value in settings.items():
+        spark.conf.set(conf, value)
     yield
-    spark.conf.set(conf, before)
+    for conf, value in before.items():
+        spark.conf.set(conf, value)
 
 
 def assert_no_divergence(model: GeneratedModel, report: list[str]) -> None:
