@@ -5,13 +5,20 @@ load's DESCRIBE DETAIL and its chunks' commit metrics, not by reading main again
 it compacted at is the count main had. `compact_after_files: 0` and the policy's other
 cases: tests/unit/test_compaction.py. A small main's chunks rewrite the files they touch
 instead of giving them deletion vectors (``merge.REWRITE_FILES_BELOW_BYTES``), a large
-main's do not: the last test."""
+main's do not: the last test. A few small files beside a large one are bin-packed alone, and
+a crash before a compaction leaves a completed cycle: the second test."""
 
 from __future__ import annotations
 
+import hashlib
+
+import pytest
+
 from dbt.adapters.spark_refreshable.engine import merge
 from dbt.adapters.spark_refreshable.engine.commits import session_confs, table_detail
+from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.faults import injected
 
 DDL = "id INT, value STRING"
 
@@ -64,6 +71,33 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark, monkeypatch
     assert model.main() == sorted(rows)
     before, _ = result.main_compacted
     assert before == files_merged(model, last_cycle), "main's files miscounted"
+
+
+def built_then_added(added: int) -> list[tuple]:
+    """3,000 rows of random-looking values (one file of ~100 KB, whose bin of Delta's file-size
+    histogram starts at 64 KiB: files under 16 KiB are small beside it) and ``added`` rows
+    more, a new key each, which a chunk's MERGE writes to a small file of its own."""
+    built = [(i, hashlib.sha256(str(i).encode()).hexdigest()) for i in range(3000)]
+    return built + [(10_000 + n, f"added {n}") for n in range(added)]
+
+
+def test_a_few_small_files_beside_a_large_one_are_compacted_alone_after_a_crash_before_it(spark):
+    """Cycles that each add a small file beside the build's: the third leaves three, but
+    crashes before its compaction, after the cycle's move to IDLE: main equals the snapshot.
+    The next cycle compacts the four small files alone (the build's file stays in main)."""
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh(built_then_added(0))
+    (built_file,) = model.spark.table(model.tables.main).inputFiles()
+    for added in (1, 2):
+        assert model.refresh(built_then_added(added)).main_compacted is None, f"{added} added"
+    with injected("compacting:raise"), pytest.raises(InjectedFault):
+        model.refresh(built_then_added(3))
+    assert model.main() == sorted(built_then_added(3))
+    assert model.state().phase == "IDLE"
+    assert model.refresh(built_then_added(4)).main_compacted == [5, 2]
+    assert model.main() == sorted(built_then_added(4))
+    kept = model.spark.table(model.tables.main).inputFiles()
+    assert built_file in kept and len(kept) == 2, kept
 
 
 def chunk_merges(model: EngineModel, after: int) -> list[dict[str, str]]:

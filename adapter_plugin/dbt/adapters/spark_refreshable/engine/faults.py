@@ -17,6 +17,7 @@ POINTS = (
     "chunk_committed",  # a chunk's main commit is done, its progress write is not
     "chunk_done",  # a chunk's progress is written (mid-merge)
     "merged",  # every chunk merged and checkpointed, state not yet IDLE
+    "compacting",  # the cycle is IDLE, main's compaction (if it needs one) not yet run
 )
 
 

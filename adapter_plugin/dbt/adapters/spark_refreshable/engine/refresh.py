@@ -891,6 +891,7 @@ class RefreshRun:
     def _compact_main(self, known: MainFiles | None) -> None:
         """Compact main after a completed cycle (see ``compaction``); a failure is reported,
         not raised: the refresh is complete, and a later one tries again."""
+        self.faults.reached("compacting")
         with self.clock.measure("bookkeeping"):
             try:
                 with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on it
@@ -902,7 +903,10 @@ class RefreshRun:
                 return
         if done is not None:
             self.result.main_compacted = [done.files_before, done.files_after]
-            self.report.say(f"compacted main: {done.files_before} files -> {done.files_after}")
+            small = " (its small files)" if done.small_only else ""
+            self.report.say(
+                f"compacted main{small}: {done.files_before} files -> {done.files_after}"
+            )
 
     def _check_layout(self, plan: SchemaPlan, main_detail: MainDetail | None) -> None:
         """Refuse a partition_by or clustering main could not be created with, or a plan that
