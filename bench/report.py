@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -172,14 +173,7 @@ def markdown(results: dict[str, Any]) -> str:
                 f"~{e['rows_updated']} -{e['rows_deleted']} |"
             )
     if "cycles" in results:
-        cycles = results["cycles"]
-        lines += [
-            "",
-            f"After {cycles['cycles']} refreshes at 1%, each revising 1% more of the lines "
-            f"(one chunk each): main has "
-            f"{cycles['files']} data files, a rebuild {cycles['rebuild_files']}; main was "
-            f"compacted {cycles['compactions']} time(s) on the way (`compact_after_files`).",
-        ]
+        lines += ["", many_cycles_summary(results["cycles"])]
     if "resume" in results:
         resume = results["resume"]
         lines += [
@@ -250,3 +244,26 @@ def write(results: dict[str, Any], folder: Path) -> None:
     (folder / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     (folder / "results.md").write_text(markdown(results))
     chart(results, folder / "chart.png")
+
+
+def many_cycles_summary(cycles: dict[str, Any]) -> str:
+    """The file-count run in a sentence: main's files at the end, when it was compacted, and
+    what the refreshes that compacted took against the others."""
+    compactions, seconds = cycles["compactions"], cycles["seconds"]
+    compacted = {revision for revision, _, _ in compactions}
+    with_compaction = [s for i, s in enumerate(seconds, 1) if i in compacted]
+    without = [s for i, s in enumerate(seconds, 1) if i not in compacted]
+    when = ", ".join(f"{revision} ({before} -> {after})" for revision, before, after in compactions)
+    timing = f"the refreshes took {statistics.mean(seconds):.1f} s on average"
+    if with_compaction and without:
+        timing += (
+            f", {statistics.mean(with_compaction):.1f} s those that compacted and "
+            f"{statistics.mean(without):.1f} s the others"
+        )
+    return (
+        f"After {cycles['cycles']} refreshes at 1%, each revising 1% more of the lines (one "
+        f"chunk each): main has {cycles['files']} data files, a rebuild "
+        f"{cycles['rebuild_files']}; main was compacted after {len(compactions)} of them "
+        f"(`compact_after_files` and small files; refresh: files before -> after): "
+        f"{when or 'none'}; {timing}."
+    )

@@ -124,10 +124,13 @@ def many_cycles(systems: Systems, snapshots: dict[str, Path], cycles: int) -> di
     against the files of a rebuild of the last revision, which main must equal."""
     base = snapshots["base"]
     systems.reset(base, ("refreshable",))
-    compactions = 0
+    compactions, seconds = [], []
     for revision in range(1, cycles + 1):
         refresh = systems.refresh("refreshable", "cycles", base, check=False, revision=revision)
-        compactions += refresh.engine.get("main_compacted") is not None
+        seconds.append(refresh.seconds)
+        compacted = refresh.engine.get("main_compacted")
+        if compacted is not None:  # [files before, files after]
+            compactions.append([revision, *compacted])
     systems.dbt("run", "--select", MODELS["table"], snapshot=str(base), revision=cycles)
     differing = sum(systems.compare(table_name("refreshable"), table_name("table"), base))
     if differing:
@@ -138,7 +141,8 @@ def many_cycles(systems: Systems, snapshots: dict[str, Path], cycles: int) -> di
         "cycles": cycles,
         "files": systems.data_files("refreshable"),
         "rebuild_files": systems.data_files("table"),
-        "compactions": compactions,
+        "compactions": compactions,  # [refresh, files before, files after]
+        "seconds": seconds,  # each refresh's, its compaction included
     }
 
 

@@ -58,15 +58,19 @@ def test_a_tiny_benchmark_reports_sane_figures(tmp_path):
     assert by["refreshable", "tpch_refresh"]["engine"]["skipped"] is False, "Parquet: refreshed"
     unchanged = by["refreshable", "inputs_unchanged"]
     assert unchanged["engine"]["skipped"] is True and unchanged["files_added"] == 0
-    assert (
-        by["refreshable", "tpch_refresh"]["bytes_added"]
-        < by["table", "tpch_refresh"]["bytes_added"]
-    )
+    # main (0.4 MB) is under merge.REWRITE_FILES_BELOW_BYTES: the refresh rewrote its one file,
+    # as the rebuild did, in another order of rows (so a few bytes more or less)
+    written, rebuilt = (by[system, "tpch_refresh"] for system in ("refreshable", "table"))
+    assert written["files_added"] == 1 and written["bytes_added"] < 1.1 * rebuilt["bytes_added"]
     assert {(s["sf"], s["system"]) for s in report["scaling"]} == {
         (0.002, "refreshable"),
         (0.002, "table"),
     }
     cycles = report["cycles"]
     assert cycles["cycles"] == 2 and cycles["files"] > 0 and cycles["rebuild_files"] > 0, cycles
+    assert (
+        len(cycles["seconds"]) == 2
+        and "main was compacted after" in (results / "results.md").read_text()
+    )
     assert report["targets"] and (results / "chart.png").stat().st_size > 0
     assert "| target |" in (results / "results.md").read_text()
