@@ -11,13 +11,14 @@ a crash before a compaction leaves a completed cycle: the second test."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 
 from dbt.adapters.spark_refreshable.engine import merge
 from dbt.adapters.spark_refreshable.engine.commits import session_confs, table_detail
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.faults import injected
 
 DDL = "id INT, value STRING"
@@ -81,7 +82,9 @@ def built_then_added(added: int) -> list[tuple]:
     return built + [(10_000 + n, f"added {n}") for n in range(added)]
 
 
-def test_a_few_small_files_beside_a_large_one_are_compacted_alone_after_a_crash_before_it(spark):
+def test_a_few_small_files_beside_a_large_one_are_compacted_alone_after_a_crash_before_it(
+    spark, monkeypatch
+):
     """Cycles that each add a small file beside the build's: the third leaves three, but
     crashes before its compaction, after the cycle's move to IDLE: main equals the snapshot.
     The next cycle compacts the four small files alone (the build's file stays in main)."""
@@ -94,8 +97,12 @@ def test_a_few_small_files_beside_a_large_one_are_compacted_alone_after_a_crash_
         model.refresh(built_then_added(3))
     assert model.main() == sorted(built_then_added(3))
     assert model.state().phase == "IDLE"
+    said = record_messages(monkeypatch)
     assert model.refresh(built_then_added(4)).main_compacted == [5, 2]
     assert model.main() == sorted(built_then_added(4))
+    told = r"compacted main \(files under [\d,]+ bytes, and files with many deleted rows\): "
+    told += "5 files -> 2"
+    assert [m for m in said if re.fullmatch(told, m)], said
     kept = model.spark.table(model.tables.main).inputFiles()
     assert built_file in kept and len(kept) == 2, kept
 

@@ -29,7 +29,7 @@ cycle."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,11 +121,12 @@ class SmallFiles:
 
 @dataclass(frozen=True)
 class Compaction:
-    """What one ``OPTIMIZE`` of main did; ``small_only``: it bin-packed main's small files."""
+    """What one ``OPTIMIZE`` of main did; ``small_under_bytes``: it bin-packed main's files
+    under that size alone (and files with many deleted rows), not the whole table."""
 
     files_before: int
     files_after: int
-    small_only: bool = False
+    small_under_bytes: int | None = None
 
 
 def needs_compaction(files: int, size_bytes: int, after_files: int, max_file_bytes: int) -> bool:
@@ -146,20 +147,23 @@ def compact_main(
         return None
     found = known if known is not None else MainFiles.of_table(spark, main)
     if needs_compaction(found.files, found.size_bytes, after_files, _max_file_bytes(spark)):
-        return _optimize(spark, main, found.files, {})
+        return _optimize(spark, main, found.files, None)
     if found.files <= SMALL_FILES_TO_COMPACT:  # no large file beside enough small ones
         return None
     small = SmallFiles.of_table(spark, main)
     if small is None or small.count < SMALL_FILES_TO_COMPACT:
         return None
-    return _optimize(spark, main, found.files, {MIN_FILE_SIZE_CONF: str(small.under_bytes)})
+    return _optimize(spark, main, found.files, small.under_bytes)
 
 
-def _optimize(spark: Any, main: str, files: int, settings: Mapping[str, str]) -> Compaction:
+def _optimize(spark: Any, main: str, files: int, small_under_bytes: int | None) -> Compaction:
+    """``OPTIMIZE`` main of ``files`` files: the whole table, or its files under
+    ``small_under_bytes`` (Delta's minimum size of a file it leaves, for this statement)."""
+    settings = {} if small_under_bytes is None else {MIN_FILE_SIZE_CONF: str(small_under_bytes)}
     with session_confs(spark, settings):
         metrics = spark.sql(f"OPTIMIZE {main}").collect()[0]["metrics"]
     after = files - metrics["numFilesRemoved"] + metrics["numFilesAdded"]
-    return Compaction(files, after, small_only=bool(settings))
+    return Compaction(files, after, small_under_bytes)
 
 
 def _max_file_bytes(spark: Any) -> int:

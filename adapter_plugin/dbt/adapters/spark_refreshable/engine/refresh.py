@@ -903,9 +903,14 @@ class RefreshRun:
                 return
         if done is not None:
             self.result.main_compacted = [done.files_before, done.files_after]
-            small = " (its small files)" if done.small_only else ""
+            under = done.small_under_bytes
+            which = (
+                ""
+                if under is None
+                else f" (files under {under:,} bytes, and files with many deleted rows)"
+            )
             self.report.say(
-                f"compacted main{small}: {done.files_before} files -> {done.files_after}"
+                f"compacted main{which}: {done.files_before} files -> {done.files_after}"
             )
 
     def _check_layout(self, plan: SchemaPlan, main_detail: MainDetail | None) -> None:
