@@ -75,9 +75,9 @@ def test_main_is_compacted_once_its_cycles_added_enough_files(spark, monkeypatch
 
 
 def built_then_added(added: int) -> list[tuple]:
-    """3,000 rows of random-looking values (one file of ~100 KB, whose bin of Delta's file-size
-    histogram starts at 64 KiB: files under 16 KiB are small beside it) and ``added`` rows
-    more, a new key each, which a chunk's MERGE writes to a small file of its own."""
+    """3,000 rows of random-looking values (one file of well over 32 KiB, the least size
+    beside which Delta's file-size histogram can tell a file small) and ``added`` rows more,
+    a new key each, which a chunk's MERGE writes to a small file of its own."""
     built = [(i, hashlib.sha256(str(i).encode()).hexdigest()) for i in range(3000)]
     return built + [(10_000 + n, f"added {n}") for n in range(added)]
 
