@@ -247,23 +247,33 @@ def write(results: dict[str, Any], folder: Path) -> None:
 
 
 def many_cycles_summary(cycles: dict[str, Any]) -> str:
-    """The file-count run in a sentence: main's files at the end, when it was compacted, and
-    what the refreshes that compacted took against the others."""
+    """The file-count run in a sentence: main's files at the end, when it was compacted and
+    the scratch tables vacuumed, and what those refreshes took against the others."""
     compactions, seconds = cycles["compactions"], cycles["seconds"]
+    vacuums = cycles.get("vacuums", [])  # not in the results of runs before it was recorded
     compacted = {revision for revision, _, _ in compactions}
-    with_compaction = [s for i, s in enumerate(seconds, 1) if i in compacted]
-    without = [s for i, s in enumerate(seconds, 1) if i not in compacted]
+    vacuumed = {revision for revision, _ in vacuums}
     when = ", ".join(f"{revision} ({before} -> {after})" for revision, before, after in compactions)
+    deleted = ", ".join(
+        f"{revision} ({', '.join(f'{table} {n:,} files' for table, n in by_table.items())})"
+        for revision, by_table in vacuums
+    )
     timing = f"the refreshes took {statistics.mean(seconds):.1f} s on average"
-    if with_compaction and without:
-        timing += (
-            f", {statistics.mean(with_compaction):.1f} s those that compacted and "
-            f"{statistics.mean(without):.1f} s the others"
-        )
+    groups = [
+        ("those that compacted", compacted),
+        ("those that vacuumed", vacuumed),
+        ("the others", set(range(1, len(seconds) + 1)) - compacted - vacuumed),
+    ]
+    timing += "".join(
+        f", {statistics.mean(seconds[i - 1] for i in refreshes):.1f} s {which}"
+        for which, refreshes in groups
+        if refreshes and len(refreshes) < len(seconds)
+    )
     return (
         f"After {cycles['cycles']} refreshes at 1%, each revising 1% more of the lines (one "
         f"chunk each): main has {cycles['files']} data files, a rebuild "
         f"{cycles['rebuild_files']}; main was compacted after {len(compactions)} of them "
         f"(`compact_after_files` and small files; refresh: files before -> after): "
-        f"{when or 'none'}; {timing}."
+        f"{when or 'none'}; the scratch tables were vacuumed after {len(vacuums)} "
+        f"(refresh: files deleted): {deleted or 'none'}; {timing}."
     )

@@ -124,13 +124,16 @@ def many_cycles(systems: Systems, snapshots: dict[str, Path], cycles: int) -> di
     against the files of a rebuild of the last revision, which main must equal."""
     base = snapshots["base"]
     systems.reset(base, ("refreshable",))
-    compactions, seconds = [], []
+    compactions, vacuums, seconds = [], [], []
     for revision in range(1, cycles + 1):
         refresh = systems.refresh("refreshable", "cycles", base, check=False, revision=revision)
         seconds.append(refresh.seconds)
         compacted = refresh.engine.get("main_compacted")
         if compacted is not None:  # [files before, files after]
             compactions.append([revision, *compacted])
+        vacuumed = refresh.engine.get("scratch_vacuumed")
+        if vacuumed is not None:  # {table role: files deleted}
+            vacuums.append([revision, vacuumed])
     systems.dbt("run", "--select", MODELS["table"], snapshot=str(base), revision=cycles)
     differing = sum(systems.compare(table_name("refreshable"), table_name("table"), base))
     if differing:
@@ -142,6 +145,7 @@ def many_cycles(systems: Systems, snapshots: dict[str, Path], cycles: int) -> di
         "files": systems.data_files("refreshable"),
         "rebuild_files": systems.data_files("table"),
         "compactions": compactions,  # [refresh, files before, files after]
+        "vacuums": vacuums,  # [refresh, {scratch table: files deleted}]
         "seconds": seconds,  # each refresh's, its compaction included
     }
 

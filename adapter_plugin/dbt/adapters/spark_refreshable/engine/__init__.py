@@ -25,6 +25,7 @@ One module per job:
 - ``diff``: the change set (the one diff and change criterion, for a cycle or a chunk).
 - ``merge``: a chunk's changes applied to main in one atomic commit.
 - ``compaction``: main's small files compacted (``OPTIMIZE``) after a cycle that added many.
+- ``scratch_vacuum``: the files of staging's and the change set's old versions deleted.
 - ``comments``: main's table and column comments from the model's docs (``persist_docs``).
 - ``proof``: what ``refreshable_matches_snapshot`` compares (main and the last snapshot).
 - ``recovery``: what a run must do first, given the state it finds.

@@ -18,6 +18,7 @@ POINTS = (
     "chunk_done",  # a chunk's progress is written (mid-merge)
     "merged",  # every chunk merged and checkpointed, state not yet IDLE
     "compacting",  # the cycle is IDLE, main's compaction (if it needs one) not yet run
+    "vacuuming",  # the cycle is IDLE, a scratch table's due vacuum not yet run
 )
 
 

@@ -46,7 +46,8 @@ class RefreshCounts:
     """What one run of a refreshable model did, as the result and dbt's adapter response
     both report it. ``refresh_id``: the cycle it completed (or, when ``skipped``, the last
     completed one); ``chunks_done``: by this run; ``main_compacted``: main's files before
-    and after, if this run compacted it."""
+    and after, if this run compacted it; ``scratch_vacuumed``: the files deleted per scratch
+    table this run vacuumed ('staging', 'changes'), if it vacuumed one."""
 
     skipped: bool = False  # by refresh_every, or skip_unchanged_inputs
     refresh_id: str | None = None
@@ -63,6 +64,7 @@ class RefreshCounts:
     seconds_merge: float = 0.0
     seconds_bookkeeping: float = 0.0
     main_compacted: list[int] | None = None
+    scratch_vacuumed: dict[str, int] | None = None
 
     def counts(self) -> dict[str, Any]:
         """The counts alone, to build the other report from."""

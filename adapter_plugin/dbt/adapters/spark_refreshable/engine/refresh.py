@@ -34,7 +34,7 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructField, StructType
 
-from dbt.adapters.spark_refreshable.engine import diff, faults, load, progress
+from dbt.adapters.spark_refreshable.engine import diff, faults, load, progress, scratch_vacuum
 from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     engine_commit,
@@ -747,6 +747,7 @@ class RefreshRun:
             self._compact_main(self._main_files if current is not None else None)
             # a size the catalog keeps for main (see there) renewed with the cycle's files
             forget_catalog_size(self.spark, self.tables.main)
+        self._vacuum_scratch_tables(cycle)
 
     def _cycle_of(self, loaded: LoadedCycle) -> Cycle:
         """What every chunk of ``loaded`` merges with, as its plan says."""
@@ -912,6 +913,35 @@ class RefreshRun:
             self.report.say(
                 f"compacted main{which}: {done.files_before} files -> {done.files_after}"
             )
+
+    def _vacuum_scratch_tables(self, cycle: Cycle) -> None:
+        """Free the files of staging's and the change set's old versions, when due, after a
+        completed cycle (see ``scratch_vacuum``); a failure is reported, not raised."""
+        due = [
+            (role, shown)
+            for role, shown, version in (
+                ("staging", "staging", cycle.staging_version),
+                ("changes", "the change set", cycle.changes_version),
+            )
+            if scratch_vacuum.is_due(version)
+        ]
+        if not due:
+            return
+        self.faults.reached("vacuuming")
+        with self.clock.measure("bookkeeping"):
+            for role, shown in due:
+                name = self.tables.role_name(role)
+                try:
+                    with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on it
+                        deleted = scratch_vacuum.vacuum_scratch_table(self.spark, name)
+                except Exception as error:
+                    self.report.say(f"{shown} was not vacuumed: {message_of(error)[:300]}")
+                    continue
+                self.result.scratch_vacuumed = {
+                    **(self.result.scratch_vacuumed or {}),
+                    role: deleted,
+                }
+                self.report.say(f"vacuumed {shown}: {deleted:,} files of its old versions deleted")
 
     def _check_layout(self, plan: SchemaPlan, main_detail: MainDetail | None) -> None:
         """Refuse a partition_by or clustering main could not be created with, or a plan that
