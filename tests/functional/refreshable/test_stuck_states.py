@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 import pytest
 
 from dbt.adapters.spark_refreshable.engine import operations
+from dbt.adapters.spark_refreshable.engine.commits import engine_commit
 from dbt.adapters.spark_refreshable.engine.errors import (
     InjectedFault,
     LeaseLostError,
@@ -19,6 +20,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
     RefreshError,
 )
 from dbt.adapters.spark_refreshable.engine.lease import Lease
+from dbt.adapters.spark_refreshable.engine.merge import schema_tag
 from dbt.adapters.spark_refreshable.engine.owners import _ACTIVE_OWNERS, Owner
 from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.faults import acting_at, injected
@@ -252,4 +254,28 @@ def test_files_in_mains_folder_are_named_and_kept_and_the_cycle_resumes(spark):
     assert (folder / "_delta_log").is_dir() and not spark.catalog.tableExists(model.tables.main)
     shutil.rmtree(folder)
     model.refresh(DAY1)
+    assert model.main() == sorted(DAY1) and model.state().phase == "IDLE"
+
+
+@pytest.mark.parametrize("by", ["this cycle", "another cycle"])
+def test_a_create_of_main_stopped_before_the_catalog_listed_it(spark, by):
+    """A run stopped between the commit of main's CREATE and the catalog listing main leaves
+    that one commit, tagged with its cycle, alone in main's folder. The resume of that cycle
+    deletes it and creates main; a commit of another cycle's there is named and kept."""
+    model = EngineModel(spark, "id INT, value STRING", unique_key="id")
+    with injected("finishing:raise"), pytest.raises(InjectedFault):
+        model.refresh(DAY1)  # a first build: main is created by the merge that follows
+    cycle = model.state().refresh_id if by == "this cycle" else "0123456789abcdef"
+    folder = model.folder("main")
+    with engine_commit(spark, schema_tag(cycle)):
+        spark.sql(f"CREATE TABLE delta.`{folder.as_uri()}` (id INT, value STRING) USING delta")
+    if by == "another cycle":
+        with pytest.raises(RefreshError, match="delete or move that folder"):
+            model.refresh(lambda: pytest.fail("a resume does not run the model"))
+        assert (folder / "_delta_log").is_dir()
+        shutil.rmtree(folder)  # the next run discards the cycle whose merge failed
+        model.refresh(DAY1)
+    else:
+        result = model.refresh(lambda: pytest.fail("a resume does not run the model"))
+        assert result.resumed is True
     assert model.main() == sorted(DAY1) and model.state().phase == "IDLE"

@@ -716,7 +716,7 @@ class RefreshRun:
                 self.tables,
                 cycle.plan,
                 self.config,
-                tagged=lambda: engine_commit(self.spark, schema_tag(loaded.refresh_id)),
+                tag=schema_tag(loaded.refresh_id),
                 before_alter=self.lease.ensure_held,  # no state commit since the lease's
             )
         with self.clock.measure("bookkeeping"):

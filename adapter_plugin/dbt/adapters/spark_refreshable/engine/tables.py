@@ -31,6 +31,7 @@ from pyspark.sql.types import (
 
 from dbt.adapters.spark_refreshable.engine.commits import (
     detail_files,
+    engine_commit,
     is_commit_conflict,
     jvm_json,
     jvm_table,
@@ -444,6 +445,34 @@ def location_taken(error: BaseException) -> bool:
     return isinstance(error, PySparkException) and error.getCondition() == LOCATION_TAKEN
 
 
+def remove_stopped_create(spark: Any, name: str, tag: str) -> bool:
+    """Delete the folder of managed table ``name`` if it holds what a run stopped between its
+    ``CREATE``'s commit and the catalog listing the table leaves, and nothing else: a Delta
+    log of one commit, a ``CREATE`` tagged ``tag`` (the cycle's own, so written by a run of
+    this very cycle), and no data file. Whether it did; False where the folder holds
+    anything else (a user's files stay), or the session has no JVM (Spark Connect)."""
+    found = jvm_table(spark, name)
+    if found is None:
+        return False
+    session, identifier = found
+    try:
+        folder = session.sessionState().catalog().defaultTablePath(identifier).toString()
+        at = f"delta.{ident(folder)}"
+        history = spark.sql(f"DESCRIBE HISTORY {at}").collect()
+        if len(history) != 1 or history[0]["userMetadata"] != tag:
+            return False
+        if not history[0]["operation"].startswith("CREATE"):
+            return False
+        if int(spark.sql(f"DESCRIBE DETAIL {at}").collect()[0]["numFiles"] or 0):
+            return False
+        path = spark._jvm.org.apache.hadoop.fs.Path(folder)
+        path.getFileSystem(session.sessionState().newHadoopConf()).delete(path, True)
+        spark._jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(session, path)
+    except (Py4JError, PySparkException):
+        return False
+    return True
+
+
 def folder_taken(table: str, error: Exception, cause_and_fix: str) -> ConfigError:
     """The error of a CREATE of ``table`` (as messages name it) that found its folder
     holding files the catalog lists no table for."""
@@ -817,13 +846,18 @@ def create_or_evolve_main(
     tables: ModelTables,
     plan: SchemaPlan,
     config: RefreshConfig,
-    tagged: Callable[[], AbstractContextManager[None]],
+    tag: str,
     before_alter: Callable[[], None],
 ) -> None:
-    """Make main exist with the planned columns, layout and properties, its statements in
-    the block ``tagged`` opens (``commits.engine_commit``). Idempotent: a resumed merge
-    calls it again. Delta does not fence DDL: ``before_alter`` (the caller's lease check)
-    runs before statements that alter an existing main, outside that block."""
+    """Make main exist with the planned columns, layout and properties, its statements
+    tagged ``tag`` (``commits.engine_commit``: the cycle's). Idempotent: a resumed merge
+    calls it again, also after a run stopped between its CREATE's commit and the catalog
+    listing main (``remove_stopped_create``). Delta does not fence DDL: ``before_alter``
+    (the caller's lease check) runs before statements that alter an existing main."""
+
+    def tagged() -> AbstractContextManager[None]:
+        return engine_commit(spark, tag)
+
     properties = {**MAIN_PROPERTIES, **config.tblproperties}
     if config.change_data_feed:
         properties[CHANGE_DATA_FEED] = "true"
@@ -845,22 +879,27 @@ def create_or_evolve_main(
     # Columns declared, not selected: see ``forget_catalog_size``.
     declared = ", ".join(f"{ident(f.name)} {type_sql(f.dataType)}" for f in plan.schema.fields)
     partitioned = f"{_layout_clause(clause, columns)} " if clause == "PARTITIONED BY" else ""
+    statement = (
+        f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
+        f"TBLPROPERTIES ({properties_sql(properties)})"
+    )
     try:
         with tagged():
-            spark.sql(
-                f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
-                f"TBLPROPERTIES ({properties_sql(properties)})"
-            )
+            spark.sql(statement)
     except Exception as error:
         if not location_taken(error):
             raise
-        raise folder_taken(
-            tables.display,
-            error,
-            "They are the files of a table dropped while its files stayed, or of a run "
-            "stopped while it created the table. Check that they hold nothing you need, "
-            f"delete or move that folder, and run again; {tables.display} was not touched.",
-        ) from None
+        if remove_stopped_create(spark, tables.main, tag):
+            with tagged():
+                spark.sql(statement)
+        else:
+            raise folder_taken(
+                tables.display,
+                error,
+                "They are the files of a table dropped while its files stayed, or of a run "
+                "stopped while it created the table. Check that they hold nothing you need, "
+                f"delete or move that folder, and run again; {tables.display} was not touched.",
+            ) from None
     if clause == "CLUSTER BY":  # once main exists (``_cluster``)
         _cluster(spark, tables, plan, config, tagged)
 
