@@ -257,19 +257,22 @@ def test_files_in_mains_folder_are_named_and_kept_and_the_cycle_resumes(spark):
     assert model.main() == sorted(DAY1) and model.state().phase == "IDLE"
 
 
-@pytest.mark.parametrize("by", ["this cycle", "another cycle"])
+@pytest.mark.parametrize("by", ["this cycle", "another cycle", "this cycle, and a file"])
 def test_a_create_of_main_stopped_before_the_catalog_listed_it(spark, by):
     """A run stopped between the commit of main's CREATE and the catalog listing main leaves
     that one commit, tagged with its cycle, alone in main's folder. The resume of that cycle
-    deletes it and creates main; a commit of another cycle's there is named and kept."""
+    deletes it and creates main; a commit of another cycle's there, or a file beside the
+    log, is named and kept."""
     model = EngineModel(spark, "id INT, value STRING", unique_key="id")
     with injected("finishing:raise"), pytest.raises(InjectedFault):
         model.refresh(DAY1)  # a first build: main is created by the merge that follows
-    cycle = model.state().refresh_id if by == "this cycle" else "0123456789abcdef"
+    cycle = model.state().refresh_id if by.startswith("this cycle") else "0123456789abcdef"
     folder = model.folder("main")
     with engine_commit(spark, schema_tag(cycle)):
         spark.sql(f"CREATE TABLE delta.`{folder.as_uri()}` (id INT, value STRING) USING delta")
-    if by == "another cycle":
+    if by.endswith("a file"):
+        (folder / "notes.txt").write_text("someone's")
+    if by != "this cycle":
         with pytest.raises(RefreshError, match="delete or move that folder"):
             model.refresh(lambda: pytest.fail("a resume does not run the model"))
         assert (folder / "_delta_log").is_dir()

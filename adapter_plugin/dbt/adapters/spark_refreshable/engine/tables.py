@@ -449,8 +449,9 @@ def remove_stopped_create(spark: Any, name: str, tag: str) -> bool:
     """Delete the folder of managed table ``name`` if it holds what a run stopped between its
     ``CREATE``'s commit and the catalog listing the table leaves, and nothing else: a Delta
     log of one commit, a ``CREATE`` tagged ``tag`` (the cycle's own, so written by a run of
-    this very cycle), and no data file. Whether it did; False where the folder holds
-    anything else (a user's files stay), or the session has no JVM (Spark Connect)."""
+    this very cycle), no data file, and no file beside the log. Whether it did; False where
+    the folder holds anything else (a user's files stay), or the session has no JVM (Spark
+    Connect)."""
     found = jvm_table(spark, name)
     if found is None:
         return False
@@ -466,7 +467,10 @@ def remove_stopped_create(spark: Any, name: str, tag: str) -> bool:
         if int(spark.sql(f"DESCRIBE DETAIL {at}").collect()[0]["numFiles"] or 0):
             return False
         path = spark._jvm.org.apache.hadoop.fs.Path(folder)
-        path.getFileSystem(session.sessionState().newHadoopConf()).delete(path, True)
+        files = path.getFileSystem(session.sessionState().newHadoopConf())
+        if [entry.getPath().getName() for entry in files.listStatus(path)] != ["_delta_log"]:
+            return False  # files of someone's beside the log
+        files.delete(path, True)
         spark._jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(session, path)
     except (Py4JError, PySparkException):
         return False
