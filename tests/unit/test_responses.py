@@ -28,6 +28,13 @@ def test_a_refresh_result_becomes_the_adapter_response_with_its_compaction():
     assert response_for(RefreshResult(refresh_id="r2")).main_compacted is None
 
 
+def test_the_scratch_tables_vacuum_is_in_the_adapter_response_and_survives_its_json():
+    response = response_for(RefreshResult(refresh_id="r3", scratch_vacuumed={"staging": 12}))
+    assert response.scratch_vacuumed == {"staging": 12}
+    assert RefreshAdapterResponse.from_dict(response.to_dict()).scratch_vacuumed == {"staging": 12}
+    assert response_for(RefreshResult(refresh_id="r4")).scratch_vacuumed is None
+
+
 def test_another_python_models_result_is_reported_as_ok():
     for other in (None, {"refresh_id": "r1"}, "done"):
         response = response_for(other)
