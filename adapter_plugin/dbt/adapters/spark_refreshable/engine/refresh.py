@@ -928,20 +928,20 @@ class RefreshRun:
         if not due:
             return
         self.faults.reached("vacuuming")
+        vacuumed: dict[str, int] = {}
         with self.clock.measure("bookkeeping"):
             for role, shown in due:
                 name = self.tables.role_name(role)
                 try:
                     with SESSION_CONF_LOCK:  # no chunk's tag or fence from the session on it
-                        deleted = scratch_vacuum.vacuum_scratch_table(self.spark, name)
+                        vacuumed[role] = scratch_vacuum.vacuum_scratch_table(self.spark, name)
                 except Exception as error:
                     self.report.say(f"{shown} was not vacuumed: {message_of(error)[:300]}")
                     continue
-                self.result.scratch_vacuumed = {
-                    **(self.result.scratch_vacuumed or {}),
-                    role: deleted,
-                }
-                self.report.say(f"vacuumed {shown}: {deleted:,} files of its old versions deleted")
+                self.report.say(
+                    f"vacuumed {shown}: {vacuumed[role]:,} files of its old versions deleted"
+                )
+        self.result.scratch_vacuumed = vacuumed or None
 
     def _check_layout(self, plan: SchemaPlan, main_detail: MainDetail | None) -> None:
         """Refuse a partition_by or clustering main could not be created with, or a plan that

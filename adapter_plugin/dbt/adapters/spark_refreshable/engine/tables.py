@@ -30,6 +30,7 @@ from pyspark.sql.types import (
 )
 
 from dbt.adapters.spark_refreshable.engine.commits import (
+    commits_in_history,
     detail_files,
     engine_commit,
     is_commit_conflict,
@@ -459,12 +460,11 @@ def remove_stopped_create(spark: Any, name: str, tag: str) -> bool:
     try:
         folder = session.sessionState().catalog().defaultTablePath(identifier).toString()
         at = f"delta.{ident(folder)}"
-        history = spark.sql(f"DESCRIBE HISTORY {at}").collect()
-        if len(history) != 1 or history[0]["userMetadata"] != tag:
+        history = commits_in_history(spark, at, None)
+        ours = len(history) == 1 and history[0]["userMetadata"] == tag
+        if not ours or not history[0]["operation"].startswith("CREATE"):
             return False
-        if not history[0]["operation"].startswith("CREATE"):
-            return False
-        if int(spark.sql(f"DESCRIBE DETAIL {at}").collect()[0]["numFiles"] or 0):
+        if detail_files(table_detail(spark, at))[0]:
             return False
         path = spark._jvm.org.apache.hadoop.fs.Path(folder)
         files = path.getFileSystem(session.sessionState().newHadoopConf())
