@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine import diff, load
 from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
 from tests.functional.refreshable.engine_harness import EngineModel
 
@@ -166,3 +167,39 @@ def test_only_the_last_snapshot_again_is_not_diffed(spark):
     corrected = model.refresh(rows_of(snapshot))
     assert not corrected.diff_skipped and corrected.diff_read_main, corrected.message
     assert exactly(model.main()) == exactly(rows_of(snapshot))
+
+
+def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
+    """Staging's overwrite counts its rows, checksum and NULL keys as it writes them (Spark's
+    observed metrics), and with the index no job sums staging: the last snapshot again is
+    told by those totals, and a changed one's rows per vnode are the index's plus the
+    diff's inserts less its deletes. Where the write reports nothing, a job sums staging."""
+    summed: list[str] = []
+    summarize = diff.summarize_staging
+    monkeypatch.setattr(
+        diff, "summarize_staging", lambda *args: summed.append("job") or summarize(*args)
+    )
+    model = EngineModel(spark, DDL, unique_key="id", vnodes=4)
+
+    def rows_per_vnode(rows: list[tuple]) -> tuple[int, ...]:
+        vnodes = model.vnodes_of({row[0] for row in rows})
+        return tuple(sum(1 for row in rows if vnodes[row[0]] == v) for v in range(4))
+
+    rows = [(k, "a", 1.5) for k in range(12)]
+    model.refresh(rows)
+    again = model.refresh(list(reversed(rows)))
+    assert again.diff_skipped and again.rows_affected == 0, again.message
+    assert summed == [] and model.vnode_rows() == rows_per_vnode(rows)
+    changed = [(k, "b" if k == 3 else "a", -0.0 if k == 7 else 1.5) for k in range(2, 12)]
+    changed += [(k, "new", None) for k in range(20, 27)]
+    result = model.refresh(changed)
+    assert not result.diff_skipped and result.message, result.message
+    assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (7, 2, 2)
+    assert summed == [] and model.vnode_rows() == rows_per_vnode(changed)
+    assert exactly(model.main()) == exactly(changed)
+
+    replace = load.replace_scratch_table
+    monkeypatch.setattr(load, "replace_scratch_table", lambda frame, name, _: replace(frame, name))
+    again = model.refresh(changed)
+    assert again.diff_skipped and summed == ["job"], again.message
+    assert model.vnode_rows() == rows_per_vnode(changed)

@@ -32,7 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError, SnapshotRejectedError
-from dbt.adapters.spark_refreshable.engine.load import StagedSnapshot
+from dbt.adapters.spark_refreshable.engine.load import (
+    StagedSnapshot,
+    StagedTotals,
+    staging_totals_sql,
+)
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
     OP_COLUMN,
@@ -99,6 +103,7 @@ class MainIndex:
     staging_version: int
     rows: int
     checksum: str
+    vnode_rows: tuple[int, ...] = ()  # its rows per vnode, as the cycle that staged it summed
 
     def sql(self, tables: ModelTables, keys: tuple[str, ...], vnode_range: str | None) -> str:
         """Main's side of the diff: the snapshot's keys are unique, one copy each."""
@@ -119,12 +124,34 @@ class MainIndex:
             return f"staging's version {self.staging_version} is not the last snapshot"
         return None
 
-    def is_snapshot_of(self, staged: StagedSnapshot) -> bool:
+    def is_snapshot_of(self, staged: StagedSnapshot | StagedTotals) -> bool:
         """Whether the snapshot just staged, summed as ``staged``, is this one again: the
         same rows, content checksum and no NULL key. Main holds this snapshot, so the diff
         would find nothing; it need not run (a multiset of the same 64-bit row hashes, the
         trust the diff itself puts in them, and the index's own proof)."""
         return staged.null_keys == 0 and self.mismatch((staged.rows, staged.checksum)) is None
+
+    def staged_with(
+        self, written: StagedTotals, counts: dict[str, dict[int, int]]
+    ) -> StagedSnapshot | None:
+        """Staging's summary where it holds this snapshot changed by ``counts`` (the diff's
+        rows per op and vnode), with its totals as ``written``: per vnode, this snapshot's
+        rows plus the inserts less the deletes (each of its keys once, in the same vnode).
+        None where its rows per vnode are not known (recorded by an older version), the
+        diff found a bad key, or they do not add up to the rows written."""
+        vnode_rows = dict(enumerate(self.vnode_rows))
+        for op, sign in (("I", 1), ("D", -1)):
+            for vnode, n in counts.get(op, {}).items():
+                vnode_rows[vnode] = vnode_rows.get(vnode, 0) + sign * n
+        if (
+            sum(self.vnode_rows) != self.rows
+            or any(op in counts for op in BAD_KEYS)
+            or any(n < 0 for n in vnode_rows.values())
+            or sum(vnode_rows.values()) != written.rows
+        ):
+            return None
+        rows = {vnode: n for vnode, n in vnode_rows.items() if n}
+        return StagedSnapshot(written.rows, written.checksum, rows, written.null_keys)
 
 
 def main_hashes_sql(
@@ -222,11 +249,11 @@ def _with_summaries(
 
 def _staging_summary_sql(staging: str, keys: tuple[str, ...]) -> str:
     """Per vnode of ``staging``: its rows, content checksum and rows with a NULL key."""
-    vnode = ident(VNODE_COLUMN)
-    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+    totals = staging_totals_sql(keys)
     return (
-        f"SELECT {vnode}, count(*) AS {ROWS}, {checksum_expression(HASH_COLUMN)} AS {CHECKSUM}, "
-        f"count_if({null_key}) AS {NULL_KEYS} FROM {staging} GROUP BY {vnode}"
+        f"SELECT {ident(VNODE_COLUMN)}, {totals['rows']} AS {ROWS}, "
+        f"{totals['checksum']} AS {CHECKSUM}, {totals['null_keys']} AS {NULL_KEYS} "
+        f"FROM {staging} GROUP BY {ident(VNODE_COLUMN)}"
     )
 
 
@@ -369,27 +396,39 @@ def change_set(
     main_version: int | None,
     index: MainIndex | None = None,
     staged_rows: int | None = None,
+    written: StagedTotals | None = None,
 ) -> Iterator[ChangeSet]:
     """Diff staging against main as of ``main_version`` (read through ``index`` if given)
-    and summarize staging, in one job. With an index, and staging's rows as its commit
-    counted them (``staged_rows``) the index's, staging is summed first, in a job of its
-    own: a snapshot that is the index's again (:meth:`MainIndex.is_snapshot_of`) has no
-    changes and is not diffed. An index that is not the last snapshot, or cannot be read,
-    is dropped and the diff read from main. The diff is held (narrow: keys and ops) until
-    the block ends; bad keys are refused by :meth:`ChangeSet.refuse_bad_keys`."""
-    staged = None
-    if index is not None and staged_rows in (None, index.rows):  # the last snapshot again?
-        staged = summarize_staging(spark, tables, plan.keys)
-        if index.is_snapshot_of(staged):
-            yield ChangeSet(spark, tables, plan, None, ChangeCounts({}), staged, None)
+    and summarize staging. A snapshot that is the index's again
+    (:meth:`MainIndex.is_snapshot_of`) has no changes and is not diffed. Staging's totals
+    as its write counted them (``written``) tell it, and with the index's rows per vnode
+    and the diff's counts give staging's summary (:meth:`MainIndex.staged_with`); without
+    them, where staging's rows as its commit counted them (``staged_rows``) are the
+    index's, a job of its own sums staging first, and otherwise the diff's job sums it. An
+    index that is not the last snapshot, or cannot be read, is dropped and the diff read
+    from main. The diff is held (narrow: keys and ops) until the block ends; bad keys are
+    refused by :meth:`ChangeSet.refuse_bad_keys`."""
+    staged = None  # staging summed in a job before the diff's
+    if index is not None:
+        if written is None and staged_rows in (None, index.rows):  # the last snapshot again?
+            staged = summarize_staging(spark, tables, plan.keys)
+        again = staged or (None if written is None else index.staged_with(written, {}))
+        if again is not None and index.is_snapshot_of(again):
+            yield ChangeSet(spark, tables, plan, None, ChangeCounts({}), again, None)
             return
+    by_index = index is not None and written is not None and staged is None
     combined, summed, refused = _diff_job(
-        spark, tables, plan, layout, main_version, index, staging_summed=staged is None
+        spark, tables, plan, layout, main_version, index, staged is not None, by_index
     )
     try:
-        if staged is None:
-            staged = _staged_snapshot(summed.pop(STAGING_SUMMARY, {}))
+        staging_sums = summed.pop(STAGING_SUMMARY, {})
         counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
+        if staged is None and by_index and refused is None and index and written:
+            staged = index.staged_with(written, counts) or summarize_staging(
+                spark, tables, plan.keys
+            )
+        elif staged is None:
+            staged = _staged_snapshot(staging_sums)
         diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
         yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)
     finally:
@@ -403,14 +442,18 @@ def _diff_job(
     layout: VnodeLayout,
     main_version: int | None,
     index: MainIndex | None,
-    staging_summed: bool,
+    summed_before: bool,
+    by_index: bool,
 ) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]], str | None]:
     """The cycle's diff job (:func:`_held_and_summed`) through ``index``, or, where the
     index is not the last snapshot or cannot be read, again reading main: the held diff,
-    its sums, and why the index was refused (None: used, or none offered)."""
+    its sums, and why the index was refused (None: used, or none offered). Staging is
+    summed in it unless ``summed_before``, or ``by_index`` (its summary follows from the
+    index's) and the index is used."""
     main_lacks = frozenset(fold_name(name) for name, _ in plan.add)
 
     def run(through: MainIndex | None) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
+        sum_staging = not summed_before and not (by_index and through is not None)
         query = diff_sql(
             tables,
             plan,
@@ -419,7 +462,7 @@ def _diff_job(
             main_lacks=main_lacks,
             index=through,
             summarized=True,
-            staging_summed=staging_summed,
+            staging_summed=sum_staging,
         )
         return _held_and_summed(spark, query)
 

@@ -46,6 +46,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
 from dbt.adapters.spark_refreshable.engine.sql import (
+    checksum_expression,
     ident,
     literal,
     row_hash_expression,
@@ -77,6 +78,25 @@ class StagedSnapshot:
     checksum: str
     vnode_rows: dict[int, int]
     null_keys: int
+
+
+@dataclass(frozen=True)
+class StagedTotals:
+    """Staging's rows, content checksum and rows with a NULL key, as its write counted them."""
+
+    rows: int
+    checksum: str
+    null_keys: int
+
+
+def staging_totals_sql(keys: tuple[str, ...]) -> dict[str, str]:
+    """The aggregates of :class:`StagedTotals` over staging's rows (name: SQL)."""
+    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+    return {
+        "rows": "count(*)",
+        "checksum": checksum_expression(HASH_COLUMN),
+        "null_keys": f"count_if({null_key})",
+    }
 
 
 def as_spark_frame(spark: Any, result: Any) -> Any:
@@ -133,16 +153,24 @@ def spelled_as_planned(snapshot: Any, plan: SchemaPlan) -> Any:
 
 
 def write_staging(
-    snapshot: Any, tables: ModelTables, plan: SchemaPlan, layout: VnodeLayout
-) -> None:
+    snapshot: Any, tables: ModelTables, plan: SchemaPlan, layout: VnodeLayout, counted: bool
+) -> StagedTotals | None:
     """Write the snapshot, with each row's vnode and the hash of the columns compared with
-    main, replacing staging whatever it held."""
+    main, replacing staging whatever it held. ``counted``: the write also counts staging's
+    totals (observed metrics, which cost a write ~40% more at 600,000 rows) and returns
+    them where Spark reported them (see ``replace_scratch_table``); None: not known."""
     from pyspark.sql import functions as F
 
     staged = snapshot.withColumn(VNODE_COLUMN, F.expr(layout.expression(plan.keys))).withColumn(
         HASH_COLUMN, F.expr(row_hash_expression(plan.schema))
     )
-    replace_scratch_table(staged, tables.staging)
+    totals = staging_totals_sql(plan.keys) if counted else None
+    found = replace_scratch_table(staged, tables.staging, totals)
+    if found is None:
+        return None
+    return StagedTotals(
+        int(found["rows"]), str(int(found["checksum"] or 0)), int(found["null_keys"])
+    )
 
 
 def refuse_null_keys(

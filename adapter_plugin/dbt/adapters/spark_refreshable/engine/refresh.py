@@ -141,7 +141,8 @@ CYCLE_FIELDS_CLEARED = dict.fromkeys(
 @dataclass(frozen=True)
 class Staged:
     """A snapshot written to staging (``RefreshRun._stage``), and main as its diff finds it:
-    ``staged_rows`` as staging's commit counted them (None if it did not); ``base_version``
+    ``staged_rows`` as staging's commit counted them (None if it did not), ``written`` its
+    totals as its write counted them (None if Spark did not report them); ``base_version``
     None when main does not exist; ``index`` main's keys and hashes kept from the last cycle
     (the diff checks them), None when the diff must read main."""
 
@@ -149,6 +150,7 @@ class Staged:
     layout: VnodeLayout
     staging_version: int
     staged_rows: int | None
+    written: load.StagedTotals | None
     main_exists: bool
     base_version: int | None
     main_id: str | None
@@ -583,6 +585,7 @@ class RefreshRun:
             staged.base_version,
             staged.index,
             staged.staged_rows,
+            staged.written,
         ) as found:
             if found.index_refused is not None:
                 self.report.say(f"diffing against all of main: {found.index_refused}")
@@ -651,11 +654,11 @@ class RefreshRun:
             frame = load.spelled_as_planned(frame, plan)
             self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
-            load.write_staging(frame, tables, plan, layout)
+            index = self._main_index(plan, layout, detail)
+            written = load.write_staging(frame, tables, plan, layout, counted=index is not None)
             staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
             self.faults.reached("loading")
             base_version = None if detail is None else detail.version
-            index = self._main_index(plan, layout, detail)
             self._main_files = (
                 MainFiles(0, 0) if detail is None else MainFiles(detail.files, detail.size_bytes)
             )
@@ -664,6 +667,7 @@ class RefreshRun:
             layout,
             staging_version,
             staged_rows,
+            written,
             main_exists,
             base_version,
             None if detail is None else detail.id,
@@ -991,7 +995,9 @@ class RefreshRun:
             self.spark, self.tables.main, main_detail.id, main_detail.version
         )
         if why is None:
-            return diff.MainIndex(last.staging_version, state.last_rows, state.last_checksum)
+            return diff.MainIndex(
+                last.staging_version, state.last_rows, state.last_checksum, last.vnode_rows
+            )
         self.report.say(f"diffing against all of main: {why}")
         return None
 
