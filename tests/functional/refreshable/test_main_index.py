@@ -108,6 +108,7 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
         context = f"seed {SEED}, after '{what}'"
         assert model.main() == sorted(snapshot.values()), context
         assert result.diff_read_main is DISTURBANCES[what][0], context
+        assert model.vnode_rows() == rows_per_vnode(model, rows_of(snapshot)), context
 
 
 def alike_in_size(rng: random.Random, current: dict[int, tuple]) -> dict[int, tuple]:
@@ -130,6 +131,13 @@ def alike_in_size(rng: random.Random, current: dict[int, tuple]) -> dict[int, tu
     if sorted(map(repr, changed.values())) == sorted(map(repr, rows_of(current))):
         return alike_in_size(rng, current)  # the swap met two equal rows
     return changed
+
+
+def rows_per_vnode(model: EngineModel, rows: list[tuple]) -> tuple[int, ...]:
+    """How many of ``rows`` (keyed by their first value) each vnode of the model holds."""
+    vnodes = model.vnodes_of({row[0] for row in rows})
+    count = model.layout().count
+    return tuple(sum(1 for row in rows if vnodes[row[0]] == v) for v in range(count))
 
 
 def rows_of(snapshot: dict[int, tuple]) -> list[tuple]:
@@ -173,33 +181,33 @@ def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
     """Staging's overwrite counts its rows, checksum and NULL keys as it writes them (Spark's
     observed metrics), and with the index no job sums staging: the last snapshot again is
     told by those totals, and a changed one's rows per vnode are the index's plus the
-    diff's inserts less its deletes. Where the write reports nothing, a job sums staging."""
+    diff's inserts less its deletes. Where the last snapshot has more rows than a write
+    counts, or the write reports nothing, a job sums staging."""
     summed: list[str] = []
     summarize = diff.summarize_staging
     monkeypatch.setattr(
         diff, "summarize_staging", lambda *args: summed.append("job") or summarize(*args)
     )
     model = EngineModel(spark, DDL, unique_key="id", vnodes=4)
-
-    def rows_per_vnode(rows: list[tuple]) -> tuple[int, ...]:
-        vnodes = model.vnodes_of({row[0] for row in rows})
-        return tuple(sum(1 for row in rows if vnodes[row[0]] == v) for v in range(4))
-
     rows = [(k, "a", 1.5) for k in range(12)]
     model.refresh(rows)
     again = model.refresh(list(reversed(rows)))
     assert again.diff_skipped and again.rows_affected == 0, again.message
-    assert summed == [] and model.vnode_rows() == rows_per_vnode(rows)
+    assert summed == [] and model.vnode_rows() == rows_per_vnode(model, rows)
     changed = [(k, "b" if k == 3 else "a", -0.0 if k == 7 else 1.5) for k in range(2, 12)]
     changed += [(k, "new", None) for k in range(20, 27)]
     result = model.refresh(changed)
     assert not result.diff_skipped and result.message, result.message
     assert (result.rows_inserted, result.rows_updated, result.rows_deleted) == (7, 2, 2)
-    assert summed == [] and model.vnode_rows() == rows_per_vnode(changed)
+    assert summed == [] and model.vnode_rows() == rows_per_vnode(model, changed)
     assert exactly(model.main()) == exactly(changed)
 
+    monkeypatch.setattr(load, "COUNTED_WRITE_MAX_ROWS", len(changed) - 1)  # too many to count
+    again = model.refresh(changed)
+    assert again.diff_skipped and summed == ["job"], again.message
+    monkeypatch.setattr(load, "COUNTED_WRITE_MAX_ROWS", len(changed))
     replace = load.replace_scratch_table
     monkeypatch.setattr(load, "replace_scratch_table", lambda frame, name, _: replace(frame, name))
     again = model.refresh(changed)
-    assert again.diff_skipped and summed == ["job"], again.message
-    assert model.vnode_rows() == rows_per_vnode(changed)
+    assert again.diff_skipped and summed == ["job", "job"], again.message
+    assert model.vnode_rows() == rows_per_vnode(model, changed)

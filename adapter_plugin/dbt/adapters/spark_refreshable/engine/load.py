@@ -68,6 +68,11 @@ LOST_PARTITION_VALUES = ("", "__HIVE_DEFAULT_PARTITION__")
 # Delta writes a TIMESTAMP partition value as UTC while this is true (its default); false:
 # as the session's local time, which a session in another time zone reads as another instant
 UTC_PARTITION_VALUES = "spark.databricks.delta.write.utcTimestampPartitionValues"
+# Up to this many rows (the last snapshot's), staging's write counts its own totals: observed
+# metrics cost the write ~0.7 us a row (an observing node is not compiled into the write's
+# stage), a job summing staging ~0.5 s and less a row; at 600,000 rows both cost ~0.5 s
+# (bench/results/history/2026-12-06-staging-totals-observed.md)
+COUNTED_WRITE_MAX_ROWS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -153,17 +158,23 @@ def spelled_as_planned(snapshot: Any, plan: SchemaPlan) -> Any:
 
 
 def write_staging(
-    snapshot: Any, tables: ModelTables, plan: SchemaPlan, layout: VnodeLayout, counted: bool
+    snapshot: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    layout: VnodeLayout,
+    expected_rows: int | None,
 ) -> StagedTotals | None:
     """Write the snapshot, with each row's vnode and the hash of the columns compared with
-    main, replacing staging whatever it held. ``counted``: the write also counts staging's
-    totals (observed metrics, which cost a write ~40% more at 600,000 rows) and returns
-    them where Spark reported them (see ``replace_scratch_table``); None: not known."""
+    main, replacing staging whatever it held. Where the diff can use staging's totals
+    (``expected_rows``: the last snapshot's rows; None: it cannot) and they are few enough
+    (``COUNTED_WRITE_MAX_ROWS``), the write also counts them and returns them where Spark
+    reported them (see ``replace_scratch_table``); None: not known."""
     from pyspark.sql import functions as F
 
     staged = snapshot.withColumn(VNODE_COLUMN, F.expr(layout.expression(plan.keys))).withColumn(
         HASH_COLUMN, F.expr(row_hash_expression(plan.schema))
     )
+    counted = expected_rows is not None and expected_rows <= COUNTED_WRITE_MAX_ROWS
     totals = staging_totals_sql(plan.keys) if counted else None
     found = replace_scratch_table(staged, tables.staging, totals)
     if found is None:

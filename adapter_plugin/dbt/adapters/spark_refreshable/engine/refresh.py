@@ -655,7 +655,8 @@ class RefreshRun:
             self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
             index = self._main_index(plan, layout, detail)
-            written = load.write_staging(frame, tables, plan, layout, counted=index is not None)
+            last_rows = None if index is None else index.rows
+            written = load.write_staging(frame, tables, plan, layout, last_rows)
             staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
             self.faults.reached("loading")
             base_version = None if detail is None else detail.version
