@@ -11,6 +11,7 @@ from uuid import uuid4
 import pytest
 from pyspark.errors import AnalysisException
 
+from dbt.adapters.spark_refreshable.engine import merge
 from dbt.adapters.spark_refreshable.engine.commits import (
     ANSWER_CHARS,
     COMMIT_FIELDS,
@@ -84,6 +85,37 @@ def test_mains_history_since_its_latest_version_is_empty(spark, schema):
     after = MainHistory.since(spark, tables, latest)
     assert after.latest == latest + 1
     assert [int(c["version"]) for c in after.commits] == [latest + 1]
+
+
+def test_a_short_history_since_main_was_created_is_read_from_its_log(spark, schema, monkeypatch):
+    """A cycle that created main (its diff saw none) reads every commit since: from the log,
+    as DESCRIBE HISTORY lists them, with no Spark job; a longer history is asked of SQL."""
+    tables = ModelTables(schema, f"created_{uuid4().hex[:6]}")
+    spark.sql(f"CREATE TABLE {tables.main} (k INT) USING delta")
+    for step in range(3):
+        spark.conf.set(USER_METADATA_CONF, f"step {step}")
+        try:
+            spark.sql(f"INSERT INTO {tables.main} VALUES ({step})")
+        finally:
+            spark.conf.unset(USER_METADATA_CONF)
+    expected = _history_by_sql(spark, tables.main, 10)
+    asked, by_sql = [], merge.commits_in_history
+
+    def commits_in_history(*args):
+        asked.append(args)
+        return by_sql(*args)
+
+    monkeypatch.setattr(merge, "commits_in_history", commits_in_history)
+    history = MainHistory.since(spark, tables, None)
+    assert asked == []
+    assert history.latest == 3
+    assert [(int(c["version"]), c["userMetadata"]) for c in history.commits] == [
+        (int(c["version"]), c["userMetadata"]) for c in expected
+    ]
+    assert [c["userMetadata"] for c in history.commits][:3] == ["step 2", "step 1", "step 0"]
+    monkeypatch.setattr(merge, "HISTORY_WINDOW", 2)  # longer than the window: SQL is asked
+    assert MainHistory.since(spark, tables, None) == history
+    assert asked
 
 
 def test_a_scratch_tables_replace_counts_the_rows_it_wrote(spark, schema):

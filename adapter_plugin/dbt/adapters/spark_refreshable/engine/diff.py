@@ -103,7 +103,7 @@ class MainIndex:
     staging_version: int
     rows: int
     checksum: str
-    vnode_rows: tuple[int, ...] = ()  # its rows per vnode, as the cycle that staged it summed
+    vnode_rows: tuple[int, ...]  # its rows per vnode, as the cycle that staged it summed
 
     def sql(self, tables: ModelTables, keys: tuple[str, ...], vnode_range: str | None) -> str:
         """Main's side of the diff: the snapshot's keys are unique, one copy each."""

@@ -101,20 +101,21 @@ class MainHistory:
     @classmethod
     def since(cls, spark: Any, tables: ModelTables, version: int | None) -> MainHistory:
         """Nothing when ``version`` is still main's latest; else, while no more than
-        ``HISTORY_WINDOW`` commits came after ``version`` (None: all of them), the usual
-        case, read from main's log (``commits.commits_in_log``) or where it cannot be, in one
-        DESCRIBE HISTORY; in two otherwise."""
-        if version is not None and (snapshot := latest_snapshot(spark, tables.main)) is not None:
+        ``HISTORY_WINDOW`` commits came after ``version`` (None: all of them, as for a main
+        that the cycle created), the usual case, read from main's log
+        (``commits.commits_in_log``) or where it cannot be, in one DESCRIBE HISTORY; in two
+        otherwise."""
+        after = -1 if version is None else version
+        if (snapshot := latest_snapshot(spark, tables.main)) is not None:
             latest = int(snapshot.version())
-            if latest == version:
-                return cls(version, [])
+            if latest == after:
+                return cls(latest, [])
             found = None
-            if latest - version <= HISTORY_WINDOW:
-                found = commits_in_log(spark, snapshot, latest - version)
+            if latest - after <= HISTORY_WINDOW:
+                found = commits_in_log(spark, snapshot, latest - after)
             if found is not None:  # the commits up to that very snapshot
                 return cls(latest, found)
         found = commits_in_history(spark, tables.main, HISTORY_WINDOW)
-        after = -1 if version is None else version
         if len(found) == HISTORY_WINDOW and int(found[-1]["version"]) > after + 1:
             found = commits_in_history(spark, tables.main, None)
         return cls(int(found[0]["version"]), [c for c in found if int(c["version"]) > after])
