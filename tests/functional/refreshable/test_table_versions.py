@@ -93,11 +93,7 @@ def test_a_short_history_since_main_was_created_is_read_from_its_log(spark, sche
     tables = ModelTables(schema, f"created_{uuid4().hex[:6]}")
     spark.sql(f"CREATE TABLE {tables.main} (k INT) USING delta")
     for step in range(3):
-        spark.conf.set(USER_METADATA_CONF, f"step {step}")
-        try:
-            spark.sql(f"INSERT INTO {tables.main} VALUES ({step})")
-        finally:
-            spark.conf.unset(USER_METADATA_CONF)
+        _insert_tagged(spark, tables.main, f"step {step}", f"({step})")
     expected = _history_by_sql(spark, tables.main, 10)
     asked, by_sql = [], merge.commits_in_history
 
@@ -129,6 +125,15 @@ def test_a_scratch_tables_replace_counts_the_rows_it_wrote(spark, schema):
     assert written_by_newest_commit(spark, name) == (table_version(spark, name), None)
 
 
+def _insert_tagged(spark, name: str, tag: str, values: str) -> None:
+    """``INSERT INTO name VALUES values`` in a commit whose userMetadata is ``tag``."""
+    spark.conf.set(USER_METADATA_CONF, tag)
+    try:
+        spark.sql(f"INSERT INTO {name} VALUES {values}")
+    finally:
+        spark.conf.unset(USER_METADATA_CONF)
+
+
 def _history_by_sql(spark, name: str, limit: int) -> list[dict]:
     rows = spark.sql(f"DESCRIBE HISTORY {name} LIMIT {limit}").collect()
     return [{field: row[field] for field in COMMIT_FIELDS} for row in rows]
@@ -140,11 +145,7 @@ def test_commits_from_the_log_equal_describe_historys_and_its_own_after_a_cleanu
     name = f"{quote(schema)}.commits_{uuid4().hex[:6]}"
     spark.sql(f"CREATE TABLE {name} (k INT, v STRING) USING delta")
     for step in range(3):
-        spark.conf.set(USER_METADATA_CONF, f'tag {step} "quoted" 🙂')
-        try:
-            spark.sql(f"INSERT INTO {name} VALUES ({step}, 'x')")
-        finally:
-            spark.conf.unset(USER_METADATA_CONF)
+        _insert_tagged(spark, name, f'tag {step} "quoted" 🙂', f"({step}, 'x')")
     spark.sql(
         f"MERGE INTO {name} t USING (SELECT 1 AS k, 'y' AS v UNION ALL SELECT 7, 'z') s "
         "ON t.k = s.k WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
