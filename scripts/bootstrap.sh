@@ -64,13 +64,34 @@ else
   say "Delta jars up to date ($jars)"
 fi
 
+pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).resolve().parent / "jars")')
+
+# Hadoop's local file system without a process forked per file and per commit
+# (scripts/localfs/), compiled against pyspark's Hadoop into .spark/jars, where the profile's
+# spark.jars finds it; its `local` and `cluster` targets name it in fs.file.impl.
+localfs_jar="$jars/refreshable-localfs.jar"
+localfs_stamp="$jars/.refreshable-localfs"
+hadoop_api=$(ls "$pyspark_jars"/hadoop-client-api-*.jar)
+localfs_print=$({ basename "$hadoop_api"; cat scripts/localfs/io/refreshable/localfs/*.java; } \
+  | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$localfs_stamp" 2>/dev/null)" = "$localfs_print" ] && [ -f "$localfs_jar" ]; then
+  say "local file system jar up to date ($localfs_jar)"
+else
+  command -v javac >/dev/null || { echo "[setup] no javac found: install a Java 17 JDK (openjdk-17-jdk)" >&2; exit 1; }
+  say "compiling the local file system jar $localfs_jar"
+  classes=$(mktemp -d)
+  javac --release 17 -nowarn -cp "$hadoop_api" -d "$classes" scripts/localfs/io/refreshable/localfs/*.java
+  jar cf "$localfs_jar" -C "$classes" io
+  rm -rf "$classes"
+  echo "$localfs_print" > "$localfs_stamp"
+fi
+
 # A class-data-sharing archive of the Spark driver's classes (scripts/cds_archive.py), which
 # the profile's `local` and `cluster` targets name: each driver JVM then starts ~13 s sooner.
 # It fits one JDK and one set of jar files (paths, sizes, times), so it is written again when
 # they change.
 cds_archive="$root/.spark/cds/driver.jsa"
 cds_stamp="$cds_archive.stamp"
-pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).resolve().parent / "jars")')
 cds_print=$({ java -version 2>&1; ls -l --time-style=+%s "$pyspark_jars" "$jars"
   cat scripts/cds_archive.py profiles/profiles.yml; } | sha256sum | cut -d' ' -f1)
 cds_stamped=$(cat "$cds_stamp" 2>/dev/null || true)
