@@ -18,14 +18,20 @@ import org.apache.hadoop.fs.local.LocalConfigKeys;
  * {@code fs.AbstractFileSystem.file.impl} of the project's local Spark sessions.
  */
 public class ForklessLocalFs extends ChecksumFs {
+  /** As {@code LocalFs(URI, Configuration)}: the local file system's URI, whatever the path's. */
   public ForklessLocalFs(URI uri, Configuration conf) throws IOException, URISyntaxException {
-    super(new Raw(uri, conf));
+    super(new Raw(conf));
   }
 
   /** Hadoop's {@code RawLocalFs}, delegating to {@link ForklessRawLocalFileSystem}. */
   static final class Raw extends DelegateToFileSystem {
-    Raw(URI uri, Configuration conf) throws IOException, URISyntaxException {
-      super(uri, new ForklessRawLocalFileSystem(), conf, FsConstants.LOCAL_FS_URI.getScheme(), false);
+    Raw(Configuration conf) throws IOException, URISyntaxException {
+      super(
+          FsConstants.LOCAL_FS_URI,
+          new ForklessRawLocalFileSystem(),
+          conf,
+          FsConstants.LOCAL_FS_URI.getScheme(),
+          false);
     }
 
     @Override
