@@ -67,8 +67,9 @@ fi
 pyspark_jars=$("$venv/bin/python" -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).resolve().parent / "jars")')
 
 # Hadoop's local file system without a process forked per file and per commit
-# (scripts/localfs/), compiled against pyspark's Hadoop into .spark/jars, where the profile's
-# spark.jars finds it; its `local` and `cluster` targets name it in fs.file.impl.
+# (scripts/localfs/), compiled against pyspark's Hadoop into .spark/jars; the profile's
+# `local` target puts it on the driver's class path and names it in fs.file.impl (the
+# `cluster` target keeps Hadoop's own).
 localfs_jar="$jars/refreshable-localfs.jar"
 localfs_stamp="$jars/.refreshable-localfs"
 hadoop_api=$(ls "$pyspark_jars"/hadoop-client-api-*.jar)

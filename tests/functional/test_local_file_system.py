@@ -38,8 +38,9 @@ def children_cpu_ticks(spark) -> int:
     return int(fields[13]) + int(fields[14])
 
 
-def link_status(spark, fs, path: str) -> tuple | str:
-    """What ``getFileLinkStatus`` says of ``path``: its fields, or the exception's class."""
+def link_status(spark, fs, path: str) -> tuple:
+    """What ``getFileLinkStatus`` says of ``path``: its fields, or the class and message of
+    the exception it throws."""
     try:
         found = fs.getFileLinkStatus(spark._jvm.org.apache.hadoop.fs.Path(path))
     except Exception as error:  # Py4JJavaError: the Java exception is the result
