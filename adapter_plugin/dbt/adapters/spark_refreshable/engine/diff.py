@@ -8,16 +8,18 @@ their content and written to the changes table, ordered by vnode so that a merge
 reads its own slice of a small table. Unchanged rows never leave staging.
 
 The same job summarizes staging (rows, checksum and rows with a NULL key, per vnode) from
-a narrow scan of it, and, with an index, the index's rows and checksum. With an index,
-staging is summed first in a job of its own instead: a snapshot with the last one's rows
-and checksum again is unchanged, and the diff does not run (a no-change cycle is a load).
+a narrow scan of it, unless its write counted its totals. Without those, with an index of
+as many rows as staging's commit wrote, staging is summed first in a job of its own instead:
+a snapshot with the last one's rows and checksum again is unchanged, and the diff does not
+run (a no-change cycle is a load).
 
 Main's side of the diff need not read main: while main still equals the last completed
 snapshot row for row, that snapshot's keys, vnodes and row hashes are in staging as the
 cycle that loaded it left it (a Delta version the state row records): a :class:`MainIndex`,
 read narrow, instead of every column of main hashed again. The refresh decides when main
 can be trusted so (``RefreshRun._main_index``); the index proves it is that snapshot by its
-row count and content checksum before the diff uses it.
+row count and content checksum before the diff is used, both worked out from staging's and
+the diff's own rows (:meth:`MainIndex.paired`), not from a scan of their own.
 
 A change set is only valid against main as of its version; ``merge`` checks that before
 each chunk and, when another writer moved main, diffs the chunk's vnodes again with the
@@ -47,7 +49,6 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.sql import (
     as_of,
-    checksum_expression,
     column_list,
     ident,
     qualified,
@@ -62,18 +63,23 @@ MAIN_DUPLICATE = "M"  # a key that main holds more than once (another writer ins
 MAIN_NULL_KEY = "N"  # a row of main with a NULL in the key (an adopted or written-to main)
 BAD_KEYS = (DUPLICATE, MAIN_DUPLICATE, MAIN_NULL_KEY)
 STAGING_SUMMARY = "S"  # a row of the cycle's diff job: staging's rows in one vnode, summed
-INDEX_SUMMARY = "T"  # its one row of the main index's rows, summed
-SUMMARIES = (STAGING_SUMMARY, INDEX_SUMMARY)
 EXAMPLES = 5
 # the diff's own columns beside the keys, named so that no key column can take their names
 COPIES = f"{RESERVED_PREFIX}copies"  # rows with the key on one side
 PRESENT = f"{RESERVED_PREFIX}present"  # TRUE where the side has the key
 FIRST = f"{RESERVED_PREFIX}first"  # a row's place among the rows with its key (1: kept)
 HASH = ident(HASH_COLUMN)
+# a diff row's row hashes: staging's and main's (NULL on the side that lacks the key)
+STAGED_HASH = f"{RESERVED_PREFIX}staged_hash"
+MAIN_HASH = f"{RESERVED_PREFIX}main_hash"
 # the summary rows' own columns (NULL on the diff's rows)
 ROWS = f"{RESERVED_PREFIX}rows"
 CHECKSUM = f"{RESERVED_PREFIX}checksum"
 NULL_KEYS = f"{RESERVED_PREFIX}null_keys"
+# the cycle's diff job's sums: op -> vnode -> (rows, checksum, rows with a NULL key), and per
+# op of the diff its rows and both sides' row hashes summed
+Sums = dict[str, dict[Any, tuple[int, Any, int]]]
+PairedSums = dict[str, tuple[int, int, int]]
 
 
 @dataclass(frozen=True)
@@ -113,16 +119,38 @@ class MainIndex:
             f"FROM {as_of(tables.staging, self.staging_version)} {_in_vnodes(vnode_range)}"
         )
 
-    def mismatch(self, found: tuple[int, Any] | Exception) -> str | None:
+    def mismatch(self, found: tuple[int, Any] | Exception | None) -> str | None:
         """Why staging at the version is not the snapshot recorded (rewritten, vacuumed,
-        recreated), from ``found``: its (row count, checksum) as the diff summed them, or
-        the error the diff raised reading it; None: it is that snapshot."""
+        recreated), from ``found``: its (row count, checksum) as the diff paired them
+        (:meth:`paired`; None: it could not), or the error the diff raised reading it;
+        None: it is that snapshot."""
         if isinstance(found, Exception):
             return f"staging's version {self.staging_version} cannot be read ({found})"[:300]
+        if found is None:
+            return (
+                f"the diff found keys it could not pair one to one with staging's version "
+                f"{self.staging_version}"
+            )
         rows, checksum = found
         if rows != self.rows or str(int(checksum or 0)) != self.checksum:
             return f"staging's version {self.staging_version} is not the last snapshot"
         return None
+
+    def paired(self, staging: tuple[int, Any], ops: PairedSums) -> tuple[int, int] | None:
+        """The index's row count and checksum as the diff's rows account for them, from
+        ``staging``'s (rows, checksum) and the diff's rows per op (rows, staging's and the
+        index's row hashes summed): every row of the index is paired with staging's row of
+        its key, equal, updated, or missing (deleted). So the index holds staging's rows
+        less the inserts plus the deletes, and staging's checksum with each updated or
+        inserted row's hash taken out and each updated or deleted row's hash of the index
+        put in. None where the diff found a key not paired one to one (a bad key)."""
+        if any(op in ops for op in BAD_KEYS):
+            return None
+        rows, checksum = staging[0], int(staging[1] or 0)
+        for op, (n, staged_hashes, main_hashes) in ops.items():
+            rows += {"I": -n, "D": n}.get(op, 0)
+            checksum += main_hashes - staged_hashes
+        return rows, checksum
 
     def is_snapshot_of(self, staged: StagedSnapshot | StagedTotals) -> bool:
         """Whether the snapshot just staged, summed as ``staged``, is this one again: the
@@ -194,14 +222,14 @@ def diff_sql(
     summarized: bool = False,
     staging_summed: bool = True,
 ) -> str:
-    """(op, vnode, keys, copies) of every changed or duplicate key: the one change
-    criterion of the engine (staging's stored row hash against main's, computed alike),
-    for all vnodes (the cycle's diff) or for ``vnode_range`` (a chunk's diff again, when
-    main moved). ``main_version`` None: there is no main, every key is an insert.
+    """(op, vnode, keys, copies, staging's and main's row hashes) of every changed or
+    duplicate key: the one change criterion of the engine (staging's stored row hash
+    against main's, computed alike), for all vnodes (the cycle's diff) or for
+    ``vnode_range`` (a chunk's diff again, when main moved). ``main_version`` None: there is no main, every key is an insert.
     ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
     main's keys and hashes without reading main (see :class:`MainIndex`). ``summarized``:
-    with the summary rows of :func:`_with_summaries` (the cycle's diff), staging's among
-    them unless ``staging_summed`` is false (summed before, by :func:`summarize_staging`)."""
+    with staging's summary rows (:func:`_with_summaries`; the cycle's diff) unless
+    ``staging_summed`` is false (summed before, or counted by its write)."""
     keys = plan.keys
     staging = as_of(tables.staging, staging_version)
     staged = _per_key(staging, keys, vnode_range)
@@ -209,7 +237,8 @@ def diff_sql(
     if main_version is None:
         compared = (
             f"SELECT CASE WHEN {COPIES} > 1 THEN '{DUPLICATE}' ELSE 'I' END AS {OP_COLUMN}, "
-            f"{ident(VNODE_COLUMN)}, {column_list(keys)}, {COPIES} FROM ({staged})"
+            f"{ident(VNODE_COLUMN)}, {column_list(keys)}, {COPIES}, {HASH} AS {STAGED_HASH}, "
+            f"CAST(NULL AS BIGINT) AS {MAIN_HASH} FROM ({staged})"
         )
     else:
         main = index_rows or _per_key(
@@ -220,29 +249,22 @@ def diff_sql(
         compared = _compared_sql(staged, main, keys)
     if not summarized:
         return compared
-    return _with_summaries(compared, staging if staging_summed else None, keys, index_rows)
+    return _with_summaries(compared, staging if staging_summed else None, keys)
 
 
-def _with_summaries(
-    compared: str, staging: str | None, keys: tuple[str, ...], index: str | None
-) -> str:
+def _with_summaries(compared: str, staging: str | None, keys: tuple[str, ...]) -> str:
     """The diff's rows, then per vnode staging's rows, checksum and rows with a NULL key
-    (op ``STAGING_SUMMARY``; none when ``staging`` is None), and the index's rows and
-    checksum (op ``INDEX_SUMMARY``): summed in the diff's job, staging's from its rows as
-    read (a narrow scan, cheaper than summing the per-key rows after their sort)."""
+    (op ``STAGING_SUMMARY``; none when ``staging`` is None): summed in the diff's job from
+    staging's rows as read (a narrow scan, cheaper than summing the per-key rows after
+    their sort)."""
     vnode, no_keys = ident(VNODE_COLUMN), ", ".join(f"NULL AS {ident(k)}" for k in keys)
     summed = [
         f"SELECT *, NULL AS {ROWS}, NULL AS {CHECKSUM}, NULL AS {NULL_KEYS} FROM ({compared})"
     ]
     if staging is not None:
         summed.append(
-            f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, {ROWS}, {CHECKSUM}, "
-            f"{NULL_KEYS} FROM ({_staging_summary_sql(staging, keys)})"
-        )
-    if index is not None:
-        summed.append(
-            f"SELECT '{INDEX_SUMMARY}', NULL, {no_keys}, NULL, count(*), "
-            f"{checksum_expression(HASH_COLUMN)}, 0 FROM ({index})"
+            f"SELECT '{STAGING_SUMMARY}', {vnode}, {no_keys}, NULL, NULL, NULL, {ROWS}, "
+            f"{CHECKSUM}, {NULL_KEYS} FROM ({_staging_summary_sql(staging, keys)})"
         )
     return " UNION ALL ".join(summed)
 
@@ -274,8 +296,9 @@ def _staged_snapshot(per_vnode: dict[int, tuple[int, Any, int]]) -> StagedSnapsh
 
 
 def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
-    """Staging's and main's rows per key (``_per_key``) joined: (op, vnode, keys, copies)
-    of every key whose hashes differ, present on one side only, duplicate or null."""
+    """Staging's and main's rows per key (``_per_key``) joined: (op, vnode, keys, copies,
+    both sides' hashes) of every key whose hashes differ, present on one side only,
+    duplicate or null."""
     null_key = " OR ".join(f"{qualified('m', k)} IS NULL" for k in keys)
     chosen_keys = ", ".join(
         f"CASE WHEN s.{PRESENT} THEN {qualified('s', k)} ELSE {qualified('m', k)} END AS {ident(k)}"
@@ -290,7 +313,8 @@ def _compared_sql(staged: str, main: str, keys: tuple[str, ...]) -> str:
                     WHEN s.{PRESENT} IS NULL THEN 'D'
                     ELSE 'U' END AS {OP_COLUMN},
                coalesce(s.{ident(VNODE_COLUMN)}, m.{ident(VNODE_COLUMN)}) AS {ident(VNODE_COLUMN)},
-               {chosen_keys}, greatest(s.{COPIES}, m.{COPIES}) AS {COPIES}
+               {chosen_keys}, greatest(s.{COPIES}, m.{COPIES}) AS {COPIES},
+               s.{HASH} AS {STAGED_HASH}, m.{HASH} AS {MAIN_HASH}
         FROM ({staged}) s
         FULL OUTER JOIN ({main}) m
         ON {join}
@@ -418,7 +442,7 @@ def change_set(
             return
     by_index = index is not None and written is not None and staged is None
     combined, summed, refused = _diff_job(
-        spark, tables, plan, layout, main_version, index, staged is not None, by_index
+        spark, tables, plan, layout, main_version, index, staged, written
     )
     try:
         staging_sums = summed.pop(STAGING_SUMMARY, {})
@@ -429,7 +453,7 @@ def change_set(
             )
         elif staged is None:
             staged = _staged_snapshot(staging_sums)
-        diff = combined.where(f"{OP_COLUMN} NOT IN {SUMMARIES}")
+        diff = combined.where(f"{OP_COLUMN} <> '{STAGING_SUMMARY}'")
         yield ChangeSet(spark, tables, plan, diff, ChangeCounts(counts), staged, refused)
     finally:
         combined.unpersist()
@@ -442,18 +466,18 @@ def _diff_job(
     layout: VnodeLayout,
     main_version: int | None,
     index: MainIndex | None,
-    summed_before: bool,
-    by_index: bool,
-) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]], str | None]:
+    staged: StagedSnapshot | None,
+    written: StagedTotals | None,
+) -> tuple[Any, Sums, str | None]:
     """The cycle's diff job (:func:`_held_and_summed`) through ``index``, or, where the
     index is not the last snapshot or cannot be read, again reading main: the held diff,
     its sums, and why the index was refused (None: used, or none offered). Staging is
-    summed in it unless ``summed_before``, or ``by_index`` (its summary follows from the
-    index's) and the index is used."""
+    summed in it unless it was before (``staged``), or its write counted its totals
+    (``written``: its summary follows from the index's) and the index is used."""
     main_lacks = frozenset(fold_name(name) for name, _ in plan.add)
 
-    def run(through: MainIndex | None) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
-        sum_staging = not summed_before and not (by_index and through is not None)
+    def run(through: MainIndex | None) -> tuple[Any, Sums, PairedSums]:
+        sum_staging = staged is None and (written is None or through is None)
         query = diff_sql(
             tables,
             plan,
@@ -468,45 +492,57 @@ def _diff_job(
 
     refused = None
     try:
-        combined, summed = run(index)
+        combined, summed, ops = run(index)
     except Exception as error:  # the index's read: the diff reads main below
         if index is None:
             raise
         refused = index.mismatch(error)
     else:
         if index is not None:
-            indexed = summed.pop(INDEX_SUMMARY, {}).get(None, (0, 0, 0))
-            if (refused := index.mismatch(indexed[:2])) is not None:
+            staging = staged or written or _staged_snapshot(summed.get(STAGING_SUMMARY, {}))
+            paired = index.paired((staging.rows, staging.checksum), ops)
+            if (refused := index.mismatch(paired)) is not None:
                 combined.unpersist()
     if refused is not None:
-        combined, summed = run(None)
+        combined, summed, _ = run(None)
     return combined, summed, refused
 
 
-def _held_and_summed(
-    spark: Any, query: str
-) -> tuple[Any, dict[str, dict[Any, tuple[int, Any, int]]]]:
+def _held_and_summed(spark: Any, query: str) -> tuple[Any, Sums, PairedSums]:
     """The cycle's diff job: ``query`` persisted, and collected per op and vnode as the
-    diff's rows, or a summary row's (rows, checksum, rows with a NULL key); the index's
-    under vnode None."""
+    diff's rows, or a summary row's (rows, checksum, rows with a NULL key); and per op of
+    the diff, its rows and both sides' row hashes summed (what :meth:`MainIndex.paired`
+    reads)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
+
+    def summed_hashes(column: str) -> Any:
+        return F.sum(F.col(column).cast("DECIMAL(38,0)"))
 
     combined = spark.sql(query).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         grouped = combined.groupBy(OP_COLUMN, VNODE_COLUMN).agg(
-            F.count("*"), F.sum(ROWS), F.sum(CHECKSUM), F.sum(NULL_KEYS)
+            F.count("*"),
+            F.sum(ROWS),
+            F.sum(CHECKSUM),
+            F.sum(NULL_KEYS),
+            summed_hashes(STAGED_HASH),
+            summed_hashes(MAIN_HASH),
         )
-        summed: dict[str, dict[Any, tuple[int, Any, int]]] = {}
-        for op, vnode, n, rows, checksum, null_keys in grouped.collect():
-            found = (
-                (int(rows), checksum or 0, int(null_keys or 0)) if op in SUMMARIES else (n, None, 0)
-            )
-            summed.setdefault(op, {})[None if vnode is None else int(vnode)] = found
+        summed: Sums = {}
+        ops: PairedSums = {}
+        for op, vnode, n, rows, checksum, null_keys, staged, main in grouped.collect():
+            at = None if vnode is None else int(vnode)
+            if op == STAGING_SUMMARY:
+                summed.setdefault(op, {})[at] = (int(rows), checksum or 0, int(null_keys or 0))
+                continue
+            summed.setdefault(op, {})[at] = (n, None, 0)
+            before = ops.get(op, (0, 0, 0))
+            ops[op] = (before[0] + n, before[1] + int(staged or 0), before[2] + int(main or 0))
     except BaseException:
         combined.unpersist()
         raise
-    return combined, summed
+    return combined, summed, ops
 
 
 def refuse_bad_keys(
