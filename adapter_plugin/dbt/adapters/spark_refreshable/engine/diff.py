@@ -225,11 +225,13 @@ def diff_sql(
     """(op, vnode, keys, copies, staging's and main's row hashes) of every changed or
     duplicate key: the one change criterion of the engine (staging's stored row hash
     against main's, computed alike), for all vnodes (the cycle's diff) or for
-    ``vnode_range`` (a chunk's diff again, when main moved). ``main_version`` None: there is no main, every key is an insert.
-    ``staging_version``: the cycle's staging, pinned (None: staging as it is). ``index``:
-    main's keys and hashes without reading main (see :class:`MainIndex`). ``summarized``:
-    with staging's summary rows (:func:`_with_summaries`; the cycle's diff) unless
-    ``staging_summed`` is false (summed before, or counted by its write)."""
+    ``vnode_range`` (a chunk's diff again, when main moved). ``main_version`` None: there
+    is no main, every key is an insert. ``staging_version``: the cycle's staging, pinned
+    (None: staging as it is). ``index``: main's keys and hashes without reading main (see
+    :class:`MainIndex`). ``summarized``: with staging's summary (the cycle's diff): a first
+    build's rows carry it (:func:`_as_staging_summary`), others gain summary rows
+    (:func:`_with_summaries`) unless ``staging_summed`` is false (summed before, or counted
+    by its write)."""
     keys = plan.keys
     staging = as_of(tables.staging, staging_version)
     staged = _per_key(staging, keys, vnode_range)
@@ -240,16 +242,26 @@ def diff_sql(
             f"{ident(VNODE_COLUMN)}, {column_list(keys)}, {COPIES}, {HASH} AS {STAGED_HASH}, "
             f"CAST(NULL AS BIGINT) AS {MAIN_HASH} FROM ({staged})"
         )
-    else:
-        main = index_rows or _per_key(
-            f"({main_hashes_sql(tables, plan, layout, main_version, main_lacks)})",
-            keys,
-            vnode_range,
-        )
-        compared = _compared_sql(staged, main, keys)
+        return _as_staging_summary(compared, keys) if summarized else compared
+    main = index_rows or _per_key(
+        f"({main_hashes_sql(tables, plan, layout, main_version, main_lacks)})", keys, vnode_range
+    )
+    compared = _compared_sql(staged, main, keys)
     if not summarized:
         return compared
     return _with_summaries(compared, staging if staging_summed else None, keys)
+
+
+def _as_staging_summary(compared: str, keys: tuple[str, ...]) -> str:
+    """A first build's diff rows (every key of staging once, its first row's hash) carrying
+    staging's summary of them (``ROWS``, ``CHECKSUM``, ``NULL_KEYS``), which the diff's
+    job sums per vnode: staging is not scanned again. Exact where no key is a duplicate
+    (one row each); a duplicate refuses the snapshot."""
+    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+    return (
+        f"SELECT *, {COPIES} AS {ROWS}, CAST({STAGED_HASH} AS DECIMAL(38,0)) AS {CHECKSUM}, "
+        f"CASE WHEN {null_key} THEN {COPIES} ELSE 0 END AS {NULL_KEYS} FROM ({compared})"
+    )
 
 
 def _with_summaries(compared: str, staging: str | None, keys: tuple[str, ...]) -> str:
@@ -451,6 +463,12 @@ def change_set(
             staged = index.staged_with(written, counts) or summarize_staging(
                 spark, tables, plan.keys
             )
+        elif main_version is None:  # a first build: its diff's rows summed staging
+            staged = (
+                summarize_staging(spark, tables, plan.keys)
+                if DUPLICATE in summed
+                else _staged_snapshot(summed.get("I", {}))
+            )
         elif staged is None:
             staged = _staged_snapshot(staging_sums)
         diff = combined.where(f"{OP_COLUMN} <> '{STAGING_SUMMARY}'")
@@ -510,9 +528,9 @@ def _diff_job(
 
 def _held_and_summed(spark: Any, query: str) -> tuple[Any, Sums, PairedSums]:
     """The cycle's diff job: ``query`` persisted, and collected per op and vnode as the
-    diff's rows, or a summary row's (rows, checksum, rows with a NULL key); and per op of
-    the diff, its rows and both sides' row hashes summed (what :meth:`MainIndex.paired`
-    reads)."""
+    diff's rows (with the checksum and NULL keys a first build's rows carry), or a summary
+    row's (rows, checksum, rows with a NULL key); and per op of the diff, its rows and both
+    sides' row hashes summed (what :meth:`MainIndex.paired` reads)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -536,7 +554,7 @@ def _held_and_summed(spark: Any, query: str) -> tuple[Any, Sums, PairedSums]:
             if op == STAGING_SUMMARY:
                 summed.setdefault(op, {})[at] = (int(rows), checksum or 0, int(null_keys or 0))
                 continue
-            summed.setdefault(op, {})[at] = (n, None, 0)
+            summed.setdefault(op, {})[at] = (n, checksum, int(null_keys or 0))
             before = ops.get(op, (0, 0, 0))
             ops[op] = (before[0] + n, before[1] + int(staged or 0), before[2] + int(main or 0))
     except BaseException:
