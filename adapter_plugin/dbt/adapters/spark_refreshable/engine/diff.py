@@ -452,14 +452,13 @@ def change_set(
         if again is not None and index.is_snapshot_of(again):
             yield ChangeSet(spark, tables, plan, None, ChangeCounts({}), again, None)
             return
-    by_index = index is not None and written is not None and staged is None
     combined, summed, refused = _diff_job(
         spark, tables, plan, layout, main_version, index, staged, written
     )
     try:
         staging_sums = summed.pop(STAGING_SUMMARY, {})
         counts = {op: {vnode: n for vnode, (n, _, _) in by.items()} for op, by in summed.items()}
-        if staged is None and by_index and refused is None and index and written:
+        if staged is None and index is not None and written is not None and refused is None:
             staged = index.staged_with(written, counts) or summarize_staging(
                 spark, tables, plan.keys
             )
