@@ -9,6 +9,7 @@ import random
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.diff import BAD_KEYS, MainIndex
+from dbt.adapters.spark_refreshable.engine.load import StagedTotals
 
 HASHES = (-(2**63), -1, 0, 1, 2**63 - 1)  # the ends of a 64-bit hash, besides drawn ones
 
@@ -45,7 +46,7 @@ def test_the_index_paired_with_any_snapshot_adds_up_to_what_was_recorded():
         for key in rng.sample(range(60), rng.randint(0, 40)):
             kept = key in index and rng.random() < 0.6
             staging[key] = index[key] if kept else drawn_hash(rng)
-        staged = (len(staging), str(sum(staging.values())))
+        staged = StagedTotals(len(staging), str(sum(staging.values())), 0)
 
         paired = as_recorded(index).paired(staged, diffed(index, staging))
 
@@ -67,7 +68,7 @@ def test_an_index_that_is_not_the_recorded_snapshot_is_refused():
         else:
             index[key] = recorded[key] ^ (1 << rng.randrange(63))
         staging = {k: h if rng.random() < 0.7 else drawn_hash(rng) for k, h in recorded.items()}
-        staged = (len(staging), str(sum(staging.values())))
+        staged = StagedTotals(len(staging), str(sum(staging.values())), 0)
 
         paired = as_recorded(recorded).paired(staged, diffed(index, staging))
 
@@ -80,5 +81,5 @@ def test_a_key_not_paired_one_to_one_refuses_the_index(bad):
     index = as_recorded({1: 10, 2: 20})
     ops = {"U": (1, 11, 10), bad: (1, 20, 20)}
 
-    assert index.paired((2, "31"), ops) is None
+    assert index.paired(StagedTotals(2, "31", 0), ops) is None
     assert "could not pair one to one with staging's version 7" in index.mismatch(None)

@@ -136,9 +136,11 @@ class MainIndex:
             return f"staging's version {self.staging_version} is not the last snapshot"
         return None
 
-    def paired(self, staging: tuple[int, Any], ops: PairedSums) -> tuple[int, int] | None:
+    def paired(
+        self, staged: StagedSnapshot | StagedTotals, ops: PairedSums
+    ) -> tuple[int, int] | None:
         """The index's row count and checksum as the diff's rows account for them, from
-        ``staging``'s (rows, checksum) and the diff's rows per op (rows, staging's and the
+        staging's totals (``staged``) and the diff's rows per op (rows, staging's and the
         index's row hashes summed): every row of the index is paired with staging's row of
         its key, equal, updated, or missing (deleted). So the index holds staging's rows
         less the inserts plus the deletes, and staging's checksum with each updated or
@@ -146,7 +148,7 @@ class MainIndex:
         put in. None where the diff found a key not paired one to one (a bad key)."""
         if any(op in ops for op in BAD_KEYS):
             return None
-        rows, checksum = staging[0], int(staging[1] or 0)
+        rows, checksum = staged.rows, int(staged.checksum or 0)
         for op, (n, staged_hashes, main_hashes) in ops.items():
             rows += {"I": -n, "D": n}.get(op, 0)
             checksum += main_hashes - staged_hashes
@@ -517,7 +519,7 @@ def _diff_job(
     else:
         if index is not None:
             staging = staged or written or _staged_snapshot(summed.get(STAGING_SUMMARY, {}))
-            paired = index.paired((staging.rows, staging.checksum), ops)
+            paired = index.paired(staging, ops)
             if (refused := index.mismatch(paired)) is not None:
                 combined.unpersist()
     if refused is not None:
@@ -549,11 +551,11 @@ def _held_and_summed(spark: Any, query: str) -> tuple[Any, Sums, PairedSums]:
         summed: Sums = {}
         ops: PairedSums = {}
         for op, vnode, n, rows, checksum, null_keys, staged, main in grouped.collect():
+            counted = int(rows) if op == STAGING_SUMMARY else n
             at = None if vnode is None else int(vnode)
+            summed.setdefault(op, {})[at] = (counted, checksum or 0, int(null_keys or 0))
             if op == STAGING_SUMMARY:
-                summed.setdefault(op, {})[at] = (int(rows), checksum or 0, int(null_keys or 0))
                 continue
-            summed.setdefault(op, {})[at] = (n, checksum, int(null_keys or 0))
             before = ops.get(op, (0, 0, 0))
             ops[op] = (before[0] + n, before[1] + int(staged or 0), before[2] + int(main or 0))
     except BaseException:
