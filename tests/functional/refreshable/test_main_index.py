@@ -6,6 +6,7 @@ that is the last one again is not diffed at all; generated ones of its size are.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 
@@ -211,3 +212,47 @@ def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
     again = model.refresh(changed)
     assert again.diff_skipped and summed == ["job", "job"], again.message
     assert model.vnode_rows() == rows_per_vnode(model, changed)
+
+
+def temporary_views(spark) -> list[str]:
+    return [t.name for t in spark.catalog.listTables() if t.isTemporary]
+
+
+def test_the_index_is_read_as_staging_held_it_before_the_load(spark, monkeypatch):
+    """The index's view of staging (``diff.pinned_index``) is resolved before the load
+    overwrites staging and reads that version's rows after it; the change cycle's diff
+    reads the index through it and drops it. An index whose version cannot be resolved is
+    read by version, which the diff then refuses with the reason."""
+    pinned: list[diff.MainIndex | None] = []
+    pin = diff.pinned_index
+
+    @contextlib.contextmanager
+    def recorded(*args):
+        with pin(*args) as index:
+            pinned.append(index)
+            yield index
+
+    monkeypatch.setattr(diff, "pinned_index", recorded)
+    model = EngineModel(spark, DDL, unique_key="id")
+    model.refresh([(1, "a", 1.0), (2, "b", 2.0)])
+    result = model.refresh([(1, "a", 1.0), (2, "c", 2.0), (3, None, None)])
+    assert pinned[0] is None and pinned[1] is not None and pinned[1].view is not None
+    assert not result.diff_read_main and model.main() == [
+        (1, "a", 1.0),
+        (2, "c", 2.0),
+        (3, None, None),
+    ]
+    assert pinned[1].view not in temporary_views(spark)
+
+    version = model.table_version("staging")
+    index = diff.MainIndex(version, 3, "0", ())
+    with pin(spark, model.tables, index, "pinned_staging") as held:
+        spark.sql(
+            f"INSERT OVERWRITE {model.tables.staging} SELECT * FROM {model.tables.staging} LIMIT 1"
+        )
+        rows = spark.sql(held.sql(model.tables, ("id",), None)).count()
+    assert held.view == "pinned_staging" and rows == 3
+    assert "pinned_staging" not in temporary_views(spark)
+    gone = diff.MainIndex(version + 50, 3, "0", ())
+    with pin(spark, model.tables, gone, "pinned_staging") as unresolved:
+        assert unresolved == gone and "pinned_staging" not in temporary_views(spark)

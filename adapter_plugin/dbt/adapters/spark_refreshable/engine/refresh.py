@@ -214,6 +214,7 @@ class RefreshRun:
         self.started = time.monotonic()
         self.report = ProgressReporter(tables.display)
         self.view = f"refreshable_changes_{owner.owner_id}"
+        self.index_view = f"refreshable_index_{owner.owner_id}"
         self.result = RefreshResult()
         self._checkpoints_written = False  # has the cycle any progress row yet
         self._unrecorded: list[progress.MergedChunk] = []  # merged, not in the progress table
@@ -540,9 +541,9 @@ class RefreshRun:
         the next run can resume, or one with nothing to merge."""
         spark, tables, config = self.spark, self.tables, self.config
         refresh_id = self.lease.state.refresh_id
-        staged = self._stage(snapshot)
-        layout = staged.layout
         with contextlib.ExitStack() as held:
+            staged = self._stage(snapshot, held)
+            layout = staged.layout
             with self.clock.measure("diff"):
                 found = held.enter_context(self._change_set(staged))
                 summary, counts = found.staged, found.counts
@@ -636,10 +637,11 @@ class RefreshRun:
             ),
         )
 
-    def _stage(self, snapshot: Callable[[], Any]) -> Staged:
+    def _stage(self, snapshot: Callable[[], Any], held: contextlib.ExitStack) -> Staged:
         """The snapshot written to staging under the cycle's schema plan and vnode layout;
         main as one read of its log found it before the load: the version the diff reads
-        (a later commit of another writer's is found by the chunks, which diff again)."""
+        (a later commit of another writer's is found by the chunks, which diff again).
+        The main index's view of staging lasts as long as ``held``."""
         spark, tables, config = self.spark, self.tables, self.config
         with self.clock.measure("load"):
             detail = main_detail(spark, tables)
@@ -654,7 +656,11 @@ class RefreshRun:
             frame = load.spelled_as_planned(frame, plan)
             self._check_layout(plan, detail)
             layout = choose_layout(frame, plan.keys, config.vnodes, self._previous_layout())
-            index = self._main_index(plan, layout, detail)
+            index = held.enter_context(
+                diff.pinned_index(
+                    spark, tables, self._main_index(plan, layout, detail), self.index_view
+                )
+            )
             last_rows = None if index is None else index.rows
             written = load.write_staging(frame, tables, plan, layout, last_rows)
             staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
