@@ -196,8 +196,9 @@ def pinned_index(
     now, while the block lasts. Resolved before the load overwrites staging, while that
     version is staging's newest, the view keeps the version's file list that the overwrite
     lists anyway; a read by version after the overwrite builds it again from the log, in
-    three jobs (0.4-0.6 s a 40-row cycle). An index that cannot be resolved is read by
-    version, whose error the diff reports."""
+    three jobs (a 40-row change cycle's diff step 0.1-0.3 s longer,
+    bench/results/history/2026-12-06-index-pinned-before-the-load.md). An index that
+    cannot be resolved is read by version, whose error the diff reports."""
     if index is None:
         yield None
         return
