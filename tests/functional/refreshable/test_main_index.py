@@ -217,8 +217,9 @@ def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
 def test_the_index_is_read_as_staging_held_it_before_the_load(spark, monkeypatch):
     """The index's view of staging (``diff.pinned_index``) is resolved before the load
     overwrites staging and reads that version's rows after it; the change cycle's diff
-    reads the index through it and drops it. An index whose version cannot be resolved is
-    read by version, which the diff then refuses with the reason."""
+    reads the index through it and drops it, as a block that fails does. An index whose
+    version cannot be resolved is read by version, which the diff then refuses with the
+    reason."""
     pinned: list[diff.MainIndex | None] = []
     pin = diff.pinned_index
 
@@ -248,6 +249,10 @@ def test_the_index_is_read_as_staging_held_it_before_the_load(spark, monkeypatch
         )
         rows = spark.sql(held.sql(model.tables, ("id",), None)).count()
     assert held.view == "pinned_staging" and rows == 3
+    assert not spark.catalog.tableExists("pinned_staging")
+    with pytest.raises(ZeroDivisionError), pin(spark, model.tables, index, "pinned_staging"):
+        assert spark.catalog.tableExists("pinned_staging")
+        raise ZeroDivisionError  # a failed cycle drops the view too
     assert not spark.catalog.tableExists("pinned_staging")
     gone = diff.MainIndex(version + 50, 3, "0", ())
     with pin(spark, model.tables, gone, "pinned_staging") as unresolved:

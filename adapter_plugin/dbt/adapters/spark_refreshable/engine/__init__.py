@@ -5,7 +5,8 @@ One module per job:
 
 - ``spec``: the model's refreshable config, validated (the one place config is checked).
 - ``naming``: the names of a model's tables and of the engine's own columns.
-- ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL.
+- ``sql``: quoting, literals, types and the typed row hash of generated Spark SQL, and
+  the temporary views it reads DataFrames through.
 - ``state``: the state machine (IDLE, REFRESHING, FINISHING, CLEANUP) and the state row.
 - ``owners``: who runs a refresh, and whether that owner may still be working.
 - ``state_log``: which blind append of a state table's log holds the state (the rule

@@ -53,6 +53,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     ident,
     qualified,
     row_hash_expression,
+    temp_view,
     type_sql,
 )
 from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, replace_scratch_table
@@ -199,21 +200,15 @@ def pinned_index(
     three jobs (a 40-row change cycle's diff step 0.1-0.3 s longer,
     bench/results/history/2026-12-06-index-pinned-before-the-load.md). An index that
     cannot be resolved is read by version, whose error the diff reports."""
-    resolved = False
-    if index is not None:
-        try:
-            version = spark.sql(f"SELECT * FROM {as_of(tables.staging, index.staging_version)}")
-            version.createOrReplaceTempView(view)
-            resolved = True
-        except Exception:  # read by version in the diff, which fails and says why
-            pass
-    if not resolved:  # outside the handler: an error of the block is not chained to it
+    with contextlib.ExitStack() as held:
+        if index is not None:
+            version = f"SELECT * FROM {as_of(tables.staging, index.staging_version)}"
+            try:
+                index = replace(index, view=held.enter_context(temp_view(spark.sql(version), view)))
+            except Exception:  # read by version in the diff, which fails and says why
+                pass
+        # outside the handler: an error of the block is not chained to a failed resolution
         yield index
-        return
-    try:
-        yield replace(index, view=view)
-    finally:
-        spark.catalog.dropTempView(view)
 
 
 def main_hashes_sql(
@@ -434,15 +429,11 @@ class ChangeSet:
     def write(self, files: int) -> None:
         """Write the changed rows, with staging's content (keys only for deletes), to the
         changes table, in about ``files`` files ordered by vnode."""
-        view = f"refreshable_diff_{id(self)}"
-        self.diff.createOrReplaceTempView(view)
-        try:
+        with temp_view(self.diff, f"refreshable_diff_{id(self)}") as view:
             rows = self.spark.sql(changed_rows_sql(view, self.tables, self.plan))
             replace_scratch_table(
                 rows.repartitionByRange(max(1, files), VNODE_COLUMN), self.tables.changes
             )
-        finally:
-            self.spark.catalog.dropTempView(view)
 
     def refuse_bad_keys(self) -> None:
         """Refuse keys the merge cannot apply (see :func:`refuse_bad_keys`)."""

@@ -44,7 +44,7 @@ from dbt.adapters.spark_refreshable.engine.diff import (
 from dbt.adapters.spark_refreshable.engine.errors import RefreshError
 from dbt.adapters.spark_refreshable.engine.naming import OP_COLUMN, VNODE_COLUMN, ModelTables
 from dbt.adapters.spark_refreshable.engine.progress import Chunk
-from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident
+from dbt.adapters.spark_refreshable.engine.sql import as_of, column_list, ident, temp_view
 from dbt.adapters.spark_refreshable.engine.tables import (
     SchemaPlan,
 )
@@ -350,14 +350,11 @@ def _merge(
     wrote to main; a skipped MERGE returns no metrics row), so that a commit of another
     writer is never taken for ours."""
     source = spark.sql(change_slice_sql(cycle, chunk)) if changes is None else changes
-    source.createOrReplaceTempView(view)
     try:
-        with commit():
+        with temp_view(source, view), commit():
             metrics = spark.sql(merge_sql(cycle, chunk, view, counts)).collect()
     except Exception as exc:
         if is_commit_conflict(exc):
             return True
         raise
-    finally:
-        spark.catalog.dropTempView(view)
     return not metrics

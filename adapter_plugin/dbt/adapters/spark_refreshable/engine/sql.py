@@ -1,4 +1,5 @@
-"""Quoting, literals, types and hashes for the Spark SQL the engine generates.
+"""Quoting, literals, types and hashes for the Spark SQL the engine generates, and the
+temporary views through which it reads DataFrames.
 
 The row hash decides what changed, so it must tell apart every two values that differ.
 Spark's ``xxhash64`` does not: it skips NULLs (also inside arrays, structs and maps), folds
@@ -12,7 +13,8 @@ columns' hashes, none of them NULL.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pyspark.sql.types import (
@@ -229,3 +231,14 @@ def comparable_columns(schema: StructType) -> str:
 def as_of(table: str, version: int | None) -> str:
     """``table`` as of a Delta version (its latest when ``version`` is None)."""
     return table if version is None else f"{table} VERSION AS OF {int(version)}"
+
+
+@contextlib.contextmanager
+def temp_view(frame: Any, name: str) -> Iterator[str]:
+    """``frame`` as the session's temporary view ``name`` while the block lasts (dropped
+    however it ends); the block gets the name to read it by."""
+    frame.createOrReplaceTempView(name)
+    try:
+        yield name
+    finally:
+        frame.sparkSession.catalog.dropTempView(name)
