@@ -178,17 +178,22 @@ def _type_problems(path: str, dtype: DataType, is_key: bool) -> Iterator[str]:
             f"or give it a field."
         )
     elif isinstance(dtype, StructType):
-        clashes = _case_clashes(_by_fold(dtype.names))
-        if clashes:
+        yield from _struct_problems(path, dtype, is_key)
+
+
+def _struct_problems(path: str, dtype: StructType, is_key: bool) -> Iterator[str]:
+    """What is wrong with the fields of the struct at ``path`` (:func:`_type_problems`)."""
+    clashes = _case_clashes(_by_fold(dtype.names))
+    if clashes:
+        yield (
+            f"`{path}` is a struct with fields of one name, in the same or another case "
+            f"{clashes}: "
+            f"Spark resolves field names case-insensitively; rename them in named_struct()."
+        )
+    for field in dtype.fields:
+        if SUBSTITUTION in field.name:
             yield (
-                f"`{path}` is a struct with fields of one name, in the same or another case "
-                f"{clashes}: "
-                f"Spark resolves field names case-insensitively; rename them in named_struct()."
+                f"`{path}.{field.name}` has `{SUBSTITUTION}` in its name, which Spark "
+                f"replaces in SQL text: rename it in named_struct()."
             )
-        for field in dtype.fields:
-            if SUBSTITUTION in field.name:
-                yield (
-                    f"`{path}.{field.name}` has `{SUBSTITUTION}` in its name, which Spark "
-                    f"replaces in SQL text: rename it in named_struct()."
-                )
-            yield from _type_problems(f"{path}.{field.name}", field.dataType, is_key)
+        yield from _type_problems(f"{path}.{field.name}", field.dataType, is_key)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from py4j.protocol import Py4JError
@@ -879,10 +880,7 @@ def create_or_evolve_main(
     calls it again, also after a run stopped between its CREATE's commit and the catalog
     listing main (``remove_stopped_create``). Delta does not fence DDL: ``before_alter``
     (the caller's lease check) runs before statements that alter an existing main."""
-
-    def tagged() -> AbstractContextManager[None]:
-        return engine_commit(spark, tag)
-
+    tagged = partial(engine_commit, spark, tag)
     properties = {**MAIN_PROPERTIES, **config.tblproperties}
     if config.change_data_feed:
         properties[CHANGE_DATA_FEED] = "true"
@@ -891,7 +889,21 @@ def create_or_evolve_main(
         if config.cluster_by and _takes_clustering(spark, tables):
             before_alter()
             _cluster(spark, tables, plan, config, tagged)
-        return
+    else:
+        _create_main(spark, tables, plan, config, properties, tag)
+
+
+def _create_main(
+    spark: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    config: RefreshConfig,
+    properties: dict[str, str],
+    tag: str,
+) -> None:
+    """Create main (:func:`create_or_evolve_main`), taking over its folder from a run
+    stopped while it created main; a folder another table's files hold is refused."""
+    tagged = partial(engine_commit, spark, tag)
     clause, columns = layout_columns(plan, config)
     location = main_location(tables, config)
     if location:
