@@ -11,7 +11,7 @@ import random
 import pytest
 
 from dbt.adapters.spark_refreshable.engine import refresh
-from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
+from dbt.adapters.spark_refreshable.engine.errors import InjectedFault, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.vnodes import VnodeLayout, choose_layout
 from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.content import content_problems
@@ -122,6 +122,66 @@ def test_date_keys_crowding_the_calendar_gap(spark):
     frame = model.frame(snapshot)
     stored = VnodeLayout(8, "day", "date", ("DATE'1582-10-10'",))  # by an earlier version
     assert choose_layout(frame, ("day", "n"), 8, stored) != stored, "a bound in the gap"
+
+
+VALUES = ["NULL", "'a'", "'b'"]
+
+
+def far_days_snapshot(rng: random.Random, keys: int) -> str:
+    """A SQL model of ``keys`` generated (day, n) keys, days mostly outside Python's years
+    1 to 9999 (Spark holds about +-5.8 million years), some near year 0 and the gap."""
+    edges = [-719_163, -141_427, -141_418, 2_932_897]  # days of years 1, 1582 (the gap), 10000
+    near_edges = [rng.choice(edges) + rng.randrange(-3, 4) for _ in range(keys)]
+    anywhere = [rng.randrange(-2_000_000_000, 2_000_000_000) for _ in range(keys)]
+    days = {(rng.choice([near_edges, anywhere])[i], rng.randrange(3)) for i in range(keys)}
+    rows = ", ".join(f"({d}, {n}, {rng.choice(VALUES)})" for d, n in days)
+    return (
+        "SELECT date_from_unix_date(CAST(d AS INT)) AS day, CAST(n AS INT) AS n, value "
+        f"FROM VALUES {rows} AS t(d, n, value)"
+    )
+
+
+def sql_differences(spark, main: str, snapshot_sql: str) -> list[str]:
+    """Rows of main not in the snapshot and the other way round, days spelled by Spark."""
+    shown = "SELECT CAST(day AS STRING) AS day, n, value FROM {}"
+    main_rows, snapshot_rows = shown.format(main), shown.format(f"({snapshot_sql})")
+    return [
+        f"{side}: {tuple(row)}"
+        for side, query in (
+            ("only in main", f"{main_rows} EXCEPT ALL {snapshot_rows}"),
+            ("only in the snapshot", f"{snapshot_rows} EXCEPT ALL {main_rows}"),
+        )
+        for row in spark.sql(query).limit(5).collect()
+    ]
+
+
+def test_date_keys_beyond_pythons_calendar(spark):
+    """Spark and Delta hold dates of years before 1 and after 9999, which Python cannot: the
+    range bounds among them are taken and written in SQL (collecting them as Python dates
+    failed the load), a chunk's slice of main on them finds its files (Delta's statistics
+    spell them as Spark does), and a refusal shows such keys and values as Spark spells
+    them (collecting its examples failed too). Generated days, merged in small chunks:
+    main equals each snapshot."""
+    rng = random.Random(5881580)
+    model = EngineModel(spark, "day DATE, n INT, value STRING", unique_key=["day", "n"])
+    for _ in range(2):
+        snapshot = far_days_snapshot(rng, 30)
+        model.refresh(snapshot, merge_chunk_rows=20)
+        differences = sql_differences(spark, model.tables.main, snapshot)
+        assert not differences, "\n".join(differences)
+    bounds = model.layout().bounds
+    assert any(b.startswith(("DATE'-", "DATE'+")) for b in bounds), bounds
+
+    far = "date_from_unix_date(-2000000000)"
+    spelled = spark.sql(f"SELECT CAST({far} AS STRING)").first()[0]
+    refused = {
+        f"duplicate unique_key .* e\\.g\\. day='{spelled}', n=1 \\(2 rows\\)": "1",
+        f"NULL in unique_key .* e\\.g\\. \\{{'day': '{spelled}', 'n': None": "NULL",
+    }
+    for message, n in refused.items():
+        with pytest.raises(SnapshotRejectedError, match=message):
+            model.refresh(f"{snapshot} UNION ALL SELECT {far}, {n}, 'x' FROM range(2)")
+    assert not sql_differences(spark, model.tables.main, snapshot), "main was not touched"
 
 
 def test_a_cycle_left_with_a_bound_in_the_gap_is_discarded_not_resumed(spark, monkeypatch):

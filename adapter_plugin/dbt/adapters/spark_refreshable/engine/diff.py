@@ -53,6 +53,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     ident,
     qualified,
     row_hash_expression,
+    showable,
     temp_view,
     type_sql,
 )
@@ -596,7 +597,7 @@ def refuse_bad_keys(
         if op not in per_vnode:
             continue
         count = sum(per_vnode[op].values())
-        examples = diff.where(f"{OP_COLUMN} = '{op}'").limit(EXAMPLES).collect()
+        examples = showable(diff.where(f"{OP_COLUMN} = '{op}'").limit(EXAMPLES)).collect()
         shown = "; ".join(
             ", ".join(f"{k}={row[k]!r}" for k in keys) + _copies(row.asDict()) for row in examples
         )

@@ -50,6 +50,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     ident,
     literal,
     row_hash_expression,
+    showable,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
     MainDetail,
@@ -429,4 +430,5 @@ def check_delete_guards(
 
 
 def _examples(frame: Any) -> str:
-    return "; ".join(str(row.asDict()) for row in frame.drop(VNODE_COLUMN, HASH_COLUMN).collect())
+    rows = showable(frame.drop(VNODE_COLUMN, HASH_COLUMN)).collect()
+    return "; ".join(str(row.asDict()) for row in rows)

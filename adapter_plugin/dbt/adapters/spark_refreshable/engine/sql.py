@@ -20,11 +20,14 @@ from typing import Any
 from pyspark.sql.types import (
     ArrayType,
     DataType,
+    DateType,
     DoubleType,
     FloatType,
     MapType,
     StructField,
     StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 # levels of arrays and objects inside a variant whose scalars' types are told one by one
@@ -90,6 +93,34 @@ def type_sql(dtype: DataType) -> str:
         fields = ", ".join(f"{ident(f.name)}: {type_sql(f.dataType)}" for f in dtype.fields)
         return f"STRUCT<{fields}>"
     return dtype.simpleString()
+
+
+def _shown_as_text(dtype: DataType) -> bool:
+    """Whether values of ``dtype`` hold dates, timestamps or variants at any depth."""
+    if isinstance(dtype, ArrayType):
+        return _shown_as_text(dtype.elementType)
+    if isinstance(dtype, MapType):
+        return _shown_as_text(dtype.keyType) or _shown_as_text(dtype.valueType)
+    if isinstance(dtype, StructType):
+        return any(_shown_as_text(f.dataType) for f in dtype.fields)
+    return isinstance(dtype, (DateType, TimestampType, TimestampNTZType)) or (
+        dtype.typeName() == "variant"
+    )
+
+
+def showable(frame: Any) -> Any:
+    """``frame`` with its columns that hold dates, timestamps or variants as Spark spells
+    them (``CAST(c AS STRING)``), for rows a message shows: Spark holds dates of years
+    before 1 and after 9999, which collecting them into Python fails on, and a variant
+    collects as bytes."""
+    return frame.selectExpr(
+        *(
+            f"CAST({ident(f.name)} AS STRING) AS {ident(f.name)}"
+            if _shown_as_text(f.dataType)
+            else ident(f.name)
+            for f in frame.schema.fields
+        )
+    )
 
 
 def without_nullability(dtype: DataType) -> DataType:

@@ -56,6 +56,7 @@ RANGE_VNODES = 32
 # dates Delta's statistics misread (see the module's docstring), and the first date after them
 GREGORIAN_GAP = tuple(dt.date(1582, 10, 5) + dt.timedelta(days=d) for d in range(10))
 AFTER_GAP = dt.date(1582, 10, 15)
+EPOCH = dt.date(1970, 1, 1)  # day 0 of Spark's unix_date (both calendars proleptic Gregorian)
 # Range bounds are cut again once one vnode holds this many times an even share of the rows,
 # or this share of them where there are too few vnodes for that (fewer than six).
 SKEW = 4
@@ -132,7 +133,7 @@ class VnodeLayout:
     def misread_bounds(self) -> list[str]:
         """Bounds in the Julian-to-Gregorian gap, which earlier versions could choose:
         Delta's statistics misread them (see the module's docstring)."""
-        gap = {_literal(d) for d in GREGORIAN_GAP}
+        gap = {_date_literal(d.isoformat()) for d in GREGORIAN_GAP}
         return [bound for bound in self.bounds if bound in gap]
 
     def to_json(self) -> dict[str, Any]:
@@ -189,17 +190,26 @@ def choose_layout(
     column = next(f.name for f in snapshot.schema.fields if fold_name(f.name) == fold_name(keys[0]))
     ranges = min(vnodes, RANGE_VNODES)
     fractions = ", ".join(str(i / ranges) for i in range(1, ranges))
+    # each bound's place in the column's order and its SQL spelling, never a Python date:
+    # Spark holds dates of years before 1 and after 9999
+    is_date = column_type == "date"
+    place = "unix_date(b)" if is_date else "b"
     found = snapshot.selectExpr(
-        f"percentile_approx({ident(column)}, array({fractions}), {ACCURACY}) AS bounds"
+        f"transform(percentile_approx({ident(column)}, array({fractions}), {ACCURACY}), "
+        f"b -> named_struct('place', {place}, 'text', CAST(b AS STRING))) AS bounds"
     ).collect()[0]["bounds"]
-    values = sorted({AFTER_GAP if v in GREGORIAN_GAP else v for v in found or () if v is not None})
-    if not values:
+    spelled = {b["place"]: b["text"] for b in found or ()}
+    if is_date:  # a bound in the gap moves to the first date after it
+        gap = {(day - EPOCH).days for day in GREGORIAN_GAP}
+        after = ((AFTER_GAP - EPOCH).days, AFTER_GAP.isoformat())
+        spelled = dict(after if day in gap else (day, text) for day, text in spelled.items())
+    if not spelled:
         return VnodeLayout(vnodes)
-    return VnodeLayout(vnodes, column, column_type, tuple(_literal(v) for v in values))
+    bounds = tuple(_date_literal(t) if is_date else t for _, t in sorted(spelled.items()))
+    return VnodeLayout(vnodes, column, column_type, bounds)
 
 
-def _literal(value: Any) -> str:
-    """An integer or a date as an exact SQL literal."""
-    if isinstance(value, int):
-        return str(value)
-    return f"DATE'{value.isoformat()}'"
+def _date_literal(text: str) -> str:
+    """A date as Spark spells it (``CAST(d AS STRING)``, ISO's for years 1 to 9999) as a
+    SQL literal."""
+    return f"DATE'{text}'"
