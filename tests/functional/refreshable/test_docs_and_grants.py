@@ -1,9 +1,10 @@
 """`persist_docs` and `grants` on a refreshable model, through dbt.
 
 persist_docs: main carries the model's description and its columns' as Delta comments after
-the first build, after a refresh, after a resume and once the docs change, and a run with
-nothing new commits nothing to main. grants: Apache Spark has no SQL access control, so a
-model that sets them is refused before anything is written, with what to change."""
+the first build, after a refresh, after a resume and once the docs change (`${...}` in them
+too), and a run with nothing new commits nothing to main. grants: Apache Spark has no SQL
+access control, so a model that sets them is refused before anything is written, with what
+to change."""
 
 from __future__ import annotations
 
@@ -51,7 +52,12 @@ models:
 """
 
 
-FIRST_DOCS = ("the orders' table — refreshed 🙂", "the key", 'a value\'s "text", with a \\')
+# `${...}`: Spark replaces it in SQL text, quoted or not, unless written as an escape
+FIRST_DOCS = (
+    "the orders' table — refreshed 🙂",
+    "the key in ${currency}",
+    'a value\'s "text", with a \\',
+)
 SECOND_DOCS = ("the orders, described anew", "the key", "the value, described anew")
 
 

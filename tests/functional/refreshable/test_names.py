@@ -231,3 +231,44 @@ def test_a_name_with_a_backtick_is_refused_where_the_change_data_feed_breaks_on_
         plain.refresh([(1, "A")])
     assert repr(name) in str(refused.value) and plain.version() == version
     assert plain.main() == [(1, "a"), (2, "b")] and plain.state().phase == "IDLE"
+
+
+# pieces of text that Spark's SQL text handling could take for something else
+TEXT_PIECES = [
+    "${x}",
+    "${spark.app.name}",
+    "${env:HOME}",
+    "${system:java.version}",
+    "$${x}",
+    "$",
+    "{",
+    "}",
+    "\\",
+    "\\u0024",
+    "\\n",
+    "'",
+    '"',
+    "`",
+    "\n",
+    "\t",
+    "--",
+    "/*",
+    "*/",
+    ";",
+    "😀",
+    "é",
+    " ",
+]
+
+
+def test_text_reads_back_from_spark_sql_exactly_as_written(spark):
+    """The engine writes text (comments, table properties, locations, its state) into SQL as
+    literals; each of many generated texts reads back from Spark unchanged, also `${...}`,
+    which Spark would otherwise replace with a setting, an environment variable or nothing."""
+    from dbt.adapters.spark_refreshable.engine.sql import literal
+
+    rng = random.Random(SEED)
+    texts = ["".join(rng.choices(TEXT_PIECES, k=rng.randrange(1, 8))) for _ in range(300)]
+    row = spark.sql("SELECT " + ", ".join(literal(t) for t in [*TEXT_PIECES, *texts])).first()
+    wrong = [(t, got) for t, got in zip([*TEXT_PIECES, *texts], row, strict=True) if got != t]
+    assert not wrong, wrong[:10]

@@ -56,7 +56,10 @@ def qualified(prefix: str, name: str) -> str:
 
 
 def literal(value: object) -> str:
-    """A Python value as a Spark SQL literal (str, int, float, bool, None)."""
+    """A Python value as a Spark SQL literal (str, int, float, bool, None). A string's
+    ``$`` is written as its escape ``\\u0024``: Spark replaces ``${...}`` in SQL text, quoted
+    or not, before it parses it (spark.sql.variable.substitute: ``'${x}'`` reads as ``''``,
+    ``'${env:HOME}'`` as the home folder)."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
@@ -66,7 +69,8 @@ def literal(value: object) -> str:
     if isinstance(value, float):
         return f"CAST({value!r} AS DOUBLE)"
     if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\u0024")
+        return f"'{escaped}'"
     raise TypeError(f"no SQL literal for {type(value).__name__}: {value!r}")
 
 
