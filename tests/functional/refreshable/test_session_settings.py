@@ -1,9 +1,10 @@
 """The engine does not depend on the settings a session happens to carry: other models may
 set dbt-spark's insert_overwrite conf (dynamic partition overwrite) on the same session, and a
-profile may set defaults for new Delta tables."""
+profile may set defaults for new Delta tables. One it cannot work under is refused."""
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.profiles import WORKER_JVM_OPTIONS
 
@@ -33,6 +34,19 @@ def test_refresh_with_table_defaults_set_on_the_session(spark, default):
     model.refresh([(2, "B"), (3, "c"), (4, "d")])
     model.refresh([(3, "C"), (5, "e")])
     assert model.main() == [(3, "C"), (5, "e")]
+
+
+def test_a_session_keeping_backslashes_in_string_literals_is_refused(spark):
+    """Under spark.sql.parser.escapedStringLiterals (Spark 1.x's literals) the engine could
+    not write a quote, a backslash or `${` in the SQL literals of its state, comments and
+    properties (a plan naming a column `it's` unreadable): refused before anything is
+    written."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.parser.escapedStringLiterals", "true")
+    model = EngineModel(session, "id INT, `it's` STRING", unique_key="id")
+    with pytest.raises(ConfigError, match="escapedStringLiterals=true .*Set it to false"):
+        model.refresh([(1, "a")])
+    assert not session.catalog.tableExists(model.tables.main), "nothing was written"
 
 
 def test_the_workers_driver_runs_the_suites_jvm_options(spark):

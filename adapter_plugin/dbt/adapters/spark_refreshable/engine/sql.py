@@ -30,6 +30,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+
+# a session's choice of Spark 1.x string literals, which keep their backslashes
+VERBATIM_LITERALS_CONF = "spark.sql.parser.escapedStringLiterals"
 # levels of arrays and objects inside a variant whose scalars' types are told one by one
 VARIANT_TYPE_DEPTH = 8
 # the hash of a NULL value at any depth (a non-null value hashes to it with odds 2^-64)
@@ -72,6 +76,24 @@ def literal(value: object) -> str:
         escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("$", "\\u0024")
         return f"'{escaped}'"
     raise TypeError(f"no SQL literal for {type(value).__name__}: {value!r}")
+
+
+def refuse_verbatim_literals(spark: Any) -> None:
+    """Refuse a session whose SQL string literals keep their backslashes (Spark 1.x's): in
+    such a literal no quote, backslash or ``${`` can be written as :func:`literal` writes
+    it, so the refresh's state, main's comments and its table properties would be stored
+    otherwise than written (a cycle's plan unreadable)."""
+    if str(spark.conf.get(VERBATIM_LITERALS_CONF, "false")).strip().lower() != "true":
+        return
+    raise ConfigError(
+        f"This session sets {VERBATIM_LITERALS_CONF}=true (string literals read as Spark 1.x "
+        f"read them, backslashes kept): the refresh writes its state, main's comments and "
+        f"table properties as SQL string literals, which that setting keeps it from writing "
+        f"exactly (a quote, a backslash or `${{` in them). Set it to false for this model's "
+        f"runs (the profile's server_side_parameters, or the code that set it; backslashes in "
+        f"the model's own string literals then escape, as `\\\\d` for a regex's `\\d`). "
+        f"Nothing was written."
+    )
 
 
 def column_list(names: Iterable[str], prefix: str | None = None) -> str:
