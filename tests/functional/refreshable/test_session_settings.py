@@ -36,16 +36,20 @@ def test_refresh_with_table_defaults_set_on_the_session(spark, default):
     assert model.main() == [(3, "C"), (5, "e")]
 
 
-def test_a_session_keeping_backslashes_in_string_literals_is_refused(spark):
-    """Under spark.sql.parser.escapedStringLiterals (Spark 1.x's literals) the engine could
-    not write a quote, a backslash or `${` in the SQL literals of its state, comments and
-    properties (a plan naming a column `it's` unreadable): refused before anything is
-    written."""
+@pytest.mark.parametrize(
+    "setting", ["spark.sql.parser.escapedStringLiterals", "spark.sql.parser.quotedRegexColumnNames"]
+)
+def test_a_session_reading_sql_text_otherwise_is_refused(spark, setting):
+    """Under Spark 1.x's string literals (backslashes kept) the engine could not write a
+    quote, a backslash or `${` in the SQL literals of its state, comments and properties (a
+    plan naming a column `it's` unreadable); with quoted column names read as regular
+    expressions its statements failed (`a.b` an invalid regex in `isnull`) or could select
+    other columns. Refused before anything is written, naming the setting."""
     session = spark.newSession()
-    session.conf.set("spark.sql.parser.escapedStringLiterals", "true")
-    model = EngineModel(session, "id INT, `it's` STRING", unique_key="id")
-    with pytest.raises(ConfigError, match="escapedStringLiterals=true .*Set it to false"):
-        model.refresh([(1, "a")])
+    session.conf.set(setting, "true")
+    model = EngineModel(session, "id INT, `it's` STRING, `a.b` STRING", unique_key="id")
+    with pytest.raises(ConfigError, match=f"{setting}=true .*Set {setting} to false"):
+        model.refresh([(1, "a", "b")])
     assert not session.catalog.tableExists(model.tables.main), "nothing was written"
 
 

@@ -93,7 +93,7 @@ from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
-from dbt.adapters.spark_refreshable.engine.sql import refuse_verbatim_literals, row_hash_expression
+from dbt.adapters.spark_refreshable.engine.sql import refuse_sql_text_settings, row_hash_expression
 from dbt.adapters.spark_refreshable.engine.state import RELEASED_OWNER, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
     FILES_GONE,
@@ -178,7 +178,7 @@ def run_refresh(
         snapshot = lambda: spark.sql(sql)  # noqa: E731
     config = RefreshConfig.from_model_config(asked.config)
     refuse_session_write_ids(spark)
-    refuse_verbatim_literals(spark)
+    refuse_sql_text_settings(spark)
     run = RefreshRun(
         spark=spark,
         tables=ModelTables(asked.schema, asked.identifier, config.bookkeeping_schema),

@@ -32,8 +32,19 @@ from pyspark.sql.types import (
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
 
-# a session's choice of Spark 1.x string literals, which keep their backslashes
-VERBATIM_LITERALS_CONF = "spark.sql.parser.escapedStringLiterals"
+# Session settings under which the engine's SQL text reads otherwise than written, and how
+SQL_TEXT_SETTINGS = {
+    "spark.sql.parser.escapedStringLiterals": (
+        "string literals read as Spark 1.x read them, backslashes kept: no quote, backslash "
+        "or `${` could be written in the literals of the refresh's state, main's comments and "
+        "table properties (once it is false, the model's own string literals escape "
+        "backslashes: `\\\\d` for a regex's `\\d`)"
+    ),
+    "spark.sql.parser.quotedRegexColumnNames": (
+        "a quoted column name read as a regular expression: the refresh quotes every column "
+        "name, so its statements would fail or select other columns"
+    ),
+}
 # levels of arrays and objects inside a variant whose scalars' types are told one by one
 VARIANT_TYPE_DEPTH = 8
 # the hash of a NULL value at any depth (a non-null value hashes to it with odds 2^-64)
@@ -78,21 +89,20 @@ def literal(value: object) -> str:
     raise TypeError(f"no SQL literal for {type(value).__name__}: {value!r}")
 
 
-def refuse_verbatim_literals(spark: Any) -> None:
-    """Refuse a session whose SQL string literals keep their backslashes (Spark 1.x's): in
-    such a literal no quote, backslash or ``${`` can be written as :func:`literal` writes
-    it, so the refresh's state, main's comments and its table properties would be stored
-    otherwise than written (a cycle's plan unreadable)."""
-    if str(spark.conf.get(VERBATIM_LITERALS_CONF, "false")).strip().lower() != "true":
+def refuse_sql_text_settings(spark: Any) -> None:
+    """Refuse a session whose settings make the SQL text :func:`literal` and :func:`ident`
+    write read otherwise (``SQL_TEXT_SETTINGS``), before anything is written."""
+    held = [
+        conf
+        for conf in SQL_TEXT_SETTINGS
+        if str(spark.conf.get(conf, "false")).strip().lower() == "true"
+    ]
+    if not held:
         return
+    why = "; ".join(f"{conf}=true ({SQL_TEXT_SETTINGS[conf]})" for conf in held)
     raise ConfigError(
-        f"This session sets {VERBATIM_LITERALS_CONF}=true (string literals read as Spark 1.x "
-        f"read them, backslashes kept): the refresh writes its state, main's comments and "
-        f"table properties as SQL string literals, which that setting keeps it from writing "
-        f"exactly (a quote, a backslash or `${{` in them). Set it to false for this model's "
-        f"runs (the profile's server_side_parameters, or the code that set it; backslashes in "
-        f"the model's own string literals then escape, as `\\\\d` for a regex's `\\d`). "
-        f"Nothing was written."
+        f"This session sets {why}. Set {' and '.join(held)} to false for this model's runs "
+        f"(the profile's server_side_parameters, or the code that set it). Nothing was written."
     )
 
 
