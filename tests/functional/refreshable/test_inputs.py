@@ -391,3 +391,72 @@ def test_an_inputs_version_and_id_are_the_tables_whatever_its_name(spark, table)
     assert read() == by_sql
     spark.sql(f"INSERT INTO {name} VALUES (1)")
     assert read() == (by_sql[0], by_sql[1] + 1)
+
+
+# a timestamp and an array with a NULL as text: the time zone and a legacy conf spell them
+SPELLED = "concat(CAST({ts} AS STRING), CAST(array(1, NULL) AS STRING))"
+DEFINITIONS = {
+    "view": (
+        "CREATE OR REPLACE VIEW {name} AS SELECT id, " + SPELLED.format(ts="ts") + " AS value "
+        "FROM {table}",
+        "SELECT id, value FROM {name}",
+    ),
+    "scalar function": (
+        "CREATE OR REPLACE FUNCTION {name}(ts TIMESTAMP) RETURNS STRING RETURN "
+        + SPELLED.format(ts="ts"),
+        "SELECT id, {name}(ts) AS value FROM {table}",
+    ),
+    "table function": (
+        "CREATE OR REPLACE FUNCTION {name}() RETURNS TABLE (id INT, value STRING) RETURN "
+        "SELECT id, " + SPELLED.format(ts="ts") + " FROM {table}",
+        "SELECT id, value FROM {name}()",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DEFINITIONS))
+def test_a_view_or_function_defined_again_under_other_settings_refreshes(model, spark, kind):
+    """Spark analyses a view or SQL function under the settings captured when it was
+    defined, not the session's, and the model's plan shows none of them. Defined again with
+    the same text under another time zone or another result-changing conf, the model
+    refreshes; defined again under
+    the same settings, it skips. Main equals the snapshot after every run."""
+    table, name = f"{SCHEMA}.spelled_{next(_names)}", f"{SCHEMA}.spelling_{next(_names)}"
+    spark.sql(
+        f"CREATE TABLE {table} USING delta AS "
+        f"SELECT CAST(id AS INT) AS id, timestamp_seconds(id * 3600) AS ts FROM range(5)"
+    )
+    define, select = (text.format(name=name, table=table) for text in DEFINITIONS[kind])
+    session_zone, jvm = spark.conf.get("spark.sql.session.timeZone"), spark._jvm
+    jvm_zone = jvm.java.util.TimeZone.getDefault()
+    legacy = "spark.sql.legacy.castComplexTypesToString.enabled"
+
+    def defined_under(zone: str | None, legacy_cast: str | None = None) -> None:
+        for conf, value in (("spark.sql.session.timeZone", zone), (legacy, legacy_cast)):
+            spark.conf.unset(conf) if value is None else spark.conf.set(conf, value)
+        try:
+            spark.sql(define)
+        finally:
+            spark.conf.set("spark.sql.session.timeZone", session_zone)
+            spark.conf.unset(legacy)
+
+    def skipped() -> bool:
+        result = model.refresh(select)
+        assert model.main() == sorted(tuple(r) for r in spark.sql(select).collect()), kind
+        return bool(result.skipped)
+
+    try:
+        defined_under("UTC")
+        assert not skipped()
+        defined_under("UTC")
+        assert skipped(), "defined again under the same settings"
+        defined_under("Asia/Kathmandu")
+        assert not skipped(), "defined again under another time zone"
+        defined_under("Asia/Kathmandu", legacy_cast="true")
+        assert not skipped(), "defined again with arrays cast to text as Spark 2 did"
+        defined_under(None)
+        assert not skipped()
+        jvm.java.util.TimeZone.setDefault(jvm.java.util.TimeZone.getTimeZone("Asia/Kathmandu"))
+        skipped()
+    finally:
+        jvm.java.util.TimeZone.setDefault(jvm_zone)

@@ -4,17 +4,17 @@ A SQL model's analyzed plan names every table it reads, through views and subque
 each one is a Delta table of the catalog and the plan neither draws random values nor reads
 the clock or the session, a run can fingerprint what it reads: the compiled SQL, the config,
 the session settings that change results, the plan in canonical form (so a view redefined
-over the same tables shows), the bodies of the SQL functions it calls (a plan shows only
-their calls), each input's Delta table id and version, and the version a query that travels
-in time reads (which may follow the clock). The session settings are the
-effective time zone and ANSI mode and every other spark.sql conf the session sets but those
-that only tune execution (``HOW_NOT_WHAT``). A completed cycle
-stores that fingerprint with main's table id, version and schema as the cycle verified them
-(:class:`Recorded`). The next run skips when the fingerprint is the same and main's history
-since holds only commits that change no row (comments, properties, constraints,
-compaction). Anything the engine cannot see through (a Python model, a Python, Scala or
-Hive function, files read by path, another format, a Spark Connect session) always
-refreshes.
+over the same tables shows), what the plan does not show (the bodies of the SQL functions
+it calls, and the settings its views and SQL functions were defined under, which Spark
+analyses them under), each input's Delta table id and version, and the version a query that
+travels in time reads (which may follow the clock). The session settings are the effective
+time zone and ANSI mode and every other spark.sql conf the session sets but those that only
+tune execution (``HOW_NOT_WHAT``). A completed cycle stores that fingerprint with main's
+table id, version and schema as the cycle verified them (:class:`Recorded`). The next run
+skips when the fingerprint is the same and main's history since holds only commits that
+change no row (comments, properties, constraints, compaction). Anything the engine cannot
+see through (a Python model, a Python, Scala or Hive function, files read by path, another
+format, a Spark Connect session) always refreshes.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ MAX_INT = 2**31 - 1
 # A call of a SQL function (its body is the expression's child) and the trait of functions
 # whose code is outside the plan (Python, Scala, Hive)
 SQL_FUNCTION_CALL = "org.apache.spark.sql.catalyst.analysis.SQLScalarFunction"
+# A call of a SQL table function: a plan node whose child is the body's plan
+TABLE_FUNCTION = "org.apache.spark.sql.catalyst.analysis.SQLFunctionNode"
 USER_DEFINED_EXPRESSION = "org.apache.spark.sql.catalyst.expressions.UserDefinedExpression"
 EXPRESSION_ID = re.compile(r"#\d+")
 # A CTE's id in a plan comes from a counter of the session: numbered here by appearance
@@ -184,9 +186,10 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     if CLOCK_OR_SESSION.search(text):
         return "the model's SQL reads the clock or the session"
     nodes = _plan_nodes(plan)
-    functions = _function_calls(spark, plan, nodes)
-    if isinstance(functions, str):
-        return functions
+    calls = _sql_function_calls(spark, plan, nodes)
+    if isinstance(calls, str):
+        return calls
+    functions = [_body(call) for call in calls]
     if CLOCK_OR_SESSION.search(" ".join(functions)):
         return "a SQL function the model calls reads the clock or the session"
     read = _tables_read(spark, nodes)
@@ -200,6 +203,7 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
         result_settings(spark),
         canonical,
         functions,
+        _definition_settings(spark, nodes, calls),
         plan.schema().json(),
         sorted(travelled),
     ]
@@ -257,20 +261,22 @@ def result_settings(spark: Any) -> dict[str, str]:
     """The session's settings that may change what a plan returns: the effective values of
     ``RESULT_CONFS`` (a session that leaves the time zone unset takes the JVM's) and every
     other spark.sql conf it sets, but those of ``HOW_NOT_WHAT``."""
-    settings = {
-        key: value
-        for key, value in spark.conf.getAll.items()
-        if key.startswith("spark.sql.") and not key.startswith(HOW_NOT_WHAT)
-    }
+    settings = {key: value for key, value in spark.conf.getAll.items() if changes_results(key)}
     settings.update({conf: spark.conf.get(conf) for conf in RESULT_CONFS})
     return settings
 
 
-def _function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[str] | str:
-    """The bodies of the SQL functions ``plan`` (whose nodes are ``nodes``) calls, which its
-    tree does not show (only ``f(x)``): a function replaced by one of another body then
-    changes the fingerprint. Or why the plan cannot be vouched for: it calls a function whose
-    code Spark does not see (a Python, Scala or Hive function)."""
+def changes_results(conf: str) -> bool:
+    """Whether a set conf may change what a plan returns: a spark.sql conf but those of
+    ``HOW_NOT_WHAT``."""
+    return conf.startswith("spark.sql.") and not conf.startswith(HOW_NOT_WHAT)
+
+
+def _sql_function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[Any] | str:
+    """The calls of SQL functions in ``plan`` (whose nodes are ``nodes``), whose bodies its
+    tree does not show (only ``f(x)``): a function replaced by one of another body must change
+    the fingerprint. Or why the plan cannot be vouched for: it calls a function whose code
+    Spark does not see (a Python, Scala or Hive function)."""
     try:
         described = _json_nodes(json.loads(plan.canonicalized().toJSON()))
     except Exception as error:  # a plan Spark cannot describe: nothing to vouch for
@@ -293,11 +299,36 @@ def _function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[str] |
         return f"the model calls user-defined function(s) {opaque}, whose code Spark cannot show"
     if not any(node["class"] == SQL_FUNCTION_CALL for node in described):
         return []
-    return [
-        EXPRESSION_ID.sub("", expression.child().canonicalized().toString())
-        for expression in _expressions(nodes)
-        if expression.getClass().getName() == SQL_FUNCTION_CALL
+    return [e for e in _expressions(nodes) if e.getClass().getName() == SQL_FUNCTION_CALL]
+
+
+def _body(call: Any) -> str:
+    """The body of a SQL function's ``call``, the same in every session."""
+    return EXPRESSION_ID.sub("", call.child().canonicalized().toString())
+
+
+def _definition_settings(spark: Any, nodes: list[PlanNode], calls: list[Any]) -> list[Any]:
+    """The settings the plan's views and SQL functions are analysed under, which its tree
+    does not show (``CAST(ts AS STRING)`` in a view spells ts in the view's time zone): those
+    each captured when it was defined, not the session's (:func:`changes_results`), and for
+    the ``RESULT_CONFS`` it did not capture, what a new session takes (the JVM's time zone)."""
+    defaults = spark._jvm.org.apache.spark.sql.internal.SQLConf()
+    defined = [
+        (n.node.desc().identifier().quotedString(), n.node.desc().viewSQLConfigs())
+        for n in nodes
+        if n.node.getClass().getSimpleName() == "View"
     ]
+    functions = [n.node.function() for n in nodes if n.node.getClass().getName() == TABLE_FUNCTION]
+    functions += [call.function() for call in calls]
+    defined += [(f.name().toString(), f.getSQLConfigs()) for f in functions]
+    described = []
+    for name, captured in defined:
+        pairs = ((setting._1(), setting._2()) for setting in _items(captured))
+        settings = {key: value for key, value in pairs if changes_results(key)}
+        for conf in RESULT_CONFS:  # Spark captures them; a view of Spark 2 captured none
+            settings.setdefault(conf, defaults.getConfString(conf))
+        described.append([name, settings])
+    return sorted(described, key=json.dumps)
 
 
 def _is_user_defined(jvm: Any, user_defined: Any, name: str) -> bool:
