@@ -20,6 +20,7 @@ from dbt.adapters.spark_refreshable.engine.inputs import (
     read_inputs,
 )
 from dbt.adapters.spark_refreshable.engine.naming import quote
+from dbt.adapters.spark_refreshable.engine.sql import literal
 from tests.functional.refreshable.engine_harness import SCHEMA, EngineModel
 from tests.support.faults import injected
 
@@ -460,3 +461,71 @@ def test_a_view_or_function_defined_again_under_other_settings_refreshes(model, 
         skipped()
     finally:
         jvm.java.util.TimeZone.setDefault(jvm_zone)
+
+
+# Where text cast to a date or timestamp can stand in a model: {text} is a SQL expression
+# of known text, {name} a view or function the step defines first
+CLOCK_CONTEXTS = {
+    "cast": ("", "SELECT id, CAST({text} AS DATE) AS d FROM {table}"),
+    "compared": ("", "SELECT id, value FROM {table} WHERE timestamp_seconds(id) < {text}"),
+    "to_date": ("", "SELECT id, to_date({text}) AS d FROM {table}"),
+    "to_timestamp_ntz": ("", "SELECT id, to_timestamp_ntz({text}) AS t FROM {table}"),
+    "date_add": ("", "SELECT id, date_add({text}, id) AS d FROM {table}"),
+    "view": (
+        "CREATE OR REPLACE VIEW {name} AS SELECT id, CAST({text} AS TIMESTAMP) AS t FROM {table}",
+        "SELECT id, t FROM {name}",
+    ),
+    "function": (
+        "CREATE OR REPLACE FUNCTION {name}(x INT) RETURNS DATE RETURN date_add({text}, x)",
+        "SELECT id, {name}(id) AS d FROM {table}",
+    ),
+}
+
+
+def clock_texts(draw: random.Random) -> list[str]:
+    """Text Spark reads as the clock: a word of 'now', 'today', 'yesterday', 'tomorrow' in
+    drawn case, after characters Java's trim removes, before spaces or a zone."""
+    texts = []
+    for word in ("now", "today", "yesterday", "tomorrow"):
+        cased = "".join(c.upper() if draw.random() < 0.5 else c for c in word)
+        before = "".join(draw.choice(" \t\n\x01") for _ in range(draw.randrange(3)))
+        after = draw.choice(["", " ", "\t"] + ([] if word == "now" else [" UTC", " +05:30"]))
+        texts.append(before + cased + after)
+    return texts
+
+
+def as_sql(text: str, draw: random.Random) -> str:
+    """Known text as a SQL expression: a literal, or two concatenated."""
+    cut = draw.randrange(len(text) + 1)
+    if draw.random() < 0.5:
+        return literal(text)
+    return f"concat({literal(text[:cut])}, {literal(text[cut:])})"
+
+
+def test_text_read_as_the_clock_always_refreshes(spark, sources):
+    """Spark reads known text ('today', ' Tomorrow UTC', 'yester' || 'day') cast to a date or
+    timestamp as the clock's day or moment, though it calls the cast deterministic and the
+    plan shows only the text: such a model must refresh, in every context a cast can take
+    (implicit, a function, a view, a SQL function's body); dates and 'epoch' still skip.
+    Spellings drawn by REFRESHABLE_TEST_SEED; each is checked to be the clock's to Spark."""
+    seed = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261207"))
+    draw = random.Random(seed)
+    for context, (define, select) in CLOCK_CONTEXTS.items():
+        texts = [(t, True) for t in clock_texts(draw)]
+        texts += [(t, False) for t in ("2024-02-29", " Epoch", "2024-02-29 10:00:00 UTC")]
+        for text, clock in texts:
+            spelled = as_sql(text, draw)
+            if clock:  # Spark reads it as the clock: within a day and a half of now
+                seconds = f"abs(unix_timestamp(CAST({spelled} AS TIMESTAMP)) - unix_timestamp())"
+                assert spark.sql(f"SELECT {seconds}").collect()[0][0] <= 36 * 3600, text
+            name = f"{SCHEMA}.clock_{next(_names)}"
+            fields = {"text": spelled, "table": sources.table, "name": name}
+            if define:
+                spark.sql(define.format(**fields))
+            sql = select.format(**fields)
+            found = read_inputs(spark, spark.sql(sql), sql, {})
+            what = f"{context}: {text!r} (REFRESHABLE_TEST_SEED={seed})"
+            if clock:
+                assert isinstance(found, str) and "reads the clock" in found, what
+            else:
+                assert isinstance(found, Inputs), (what, found)

@@ -48,6 +48,12 @@ CLOCK_OR_SESSION = re.compile(
     r"(?<![\w`])(current_\w+|now|curdate|localtimestamp|user|session_user|unix_timestamp)\(",
     re.IGNORECASE,
 )
+# Text Spark casts to the clock's day or moment, known before the run (its optimizer's
+# special values; 'epoch' is one too, and does not move); what Java's String.trim removes
+CLOCK_WORDS = frozenset({"now", "today", "yesterday", "tomorrow"})
+JAVA_TRIMMED = "".join(chr(code) for code in range(0x21))
+CAST = "org.apache.spark.sql.catalyst.expressions.Cast"
+DATETIME_TYPES = frozenset({"date", "timestamp", "timestamp_ntz"})
 # Confs that change what the same plan returns also when a session leaves them unset: their
 # defaults come from the JVM (the time zone) or the release
 RESULT_CONFS = ("spark.sql.session.timeZone", "spark.sql.ansi.enabled")
@@ -185,13 +191,20 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     text = plan.treeString(True, False, MAX_INT, False, False)
     if CLOCK_OR_SESSION.search(text):
         return "the model's SQL reads the clock or the session"
+    try:
+        described = _json_nodes(json.loads(plan.canonicalized().toJSON()))
+    except Exception as error:  # a plan Spark cannot describe: nothing to vouch for
+        return f"the model's plan cannot be read ({type(error).__name__})"
     nodes = _plan_nodes(plan)
-    calls = _sql_function_calls(spark, plan, nodes)
+    calls = _sql_function_calls(spark, described, nodes)
     if isinstance(calls, str):
         return calls
     functions = [_body(call) for call in calls]
     if CLOCK_OR_SESSION.search(" ".join(functions)):
         return "a SQL function the model calls reads the clock or the session"
+    clock = _clock_in_text(plan, described)
+    if clock is not None:
+        return clock
     read = _tables_read(spark, nodes)
     if isinstance(read, str):
         return read
@@ -272,15 +285,14 @@ def changes_results(conf: str) -> bool:
     return conf.startswith("spark.sql.") and not conf.startswith(HOW_NOT_WHAT)
 
 
-def _sql_function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[Any] | str:
-    """The calls of SQL functions in ``plan`` (whose nodes are ``nodes``), whose bodies its
-    tree does not show (only ``f(x)``): a function replaced by one of another body must change
-    the fingerprint. Or why the plan cannot be vouched for: it calls a function whose code
-    Spark does not see (a Python, Scala or Hive function)."""
-    try:
-        described = _json_nodes(json.loads(plan.canonicalized().toJSON()))
-    except Exception as error:  # a plan Spark cannot describe: nothing to vouch for
-        return f"the model's plan cannot be read ({type(error).__name__})"
+def _sql_function_calls(
+    spark: Any, described: list[dict[str, Any]], nodes: list[PlanNode]
+) -> list[Any] | str:
+    """The calls of SQL functions in a plan (whose canonical form's JSON nodes are
+    ``described``, whose nodes are ``nodes``), whose bodies its tree does not show (only
+    ``f(x)``): a function replaced by one of another body must change the fingerprint. Or
+    why the plan cannot be vouched for: it calls a function whose code Spark does not see (a
+    Python, Scala or Hive function)."""
     jvm = spark._jvm
     user_defined = jvm.java.lang.Class.forName(USER_DEFINED_EXPRESSION)
     opaque_classes = {
@@ -300,6 +312,41 @@ def _sql_function_calls(spark: Any, plan: Any, nodes: list[PlanNode]) -> list[An
     if not any(node["class"] == SQL_FUNCTION_CALL for node in described):
         return []
     return [e for e in _expressions(nodes) if e.getClass().getName() == SQL_FUNCTION_CALL]
+
+
+def _clock_in_text(plan: Any, described: list[dict[str, Any]]) -> str | None:
+    """Why a plan reads the clock through text cast to a date or timestamp, or None. Spark
+    reads text known before the run ('today', ' Tomorrow UTC', 'yester' || 'day') as the
+    clock's day or moment (its optimizer's special values): ``CAST('today' AS DATE)``, also
+    cast implicitly (``d > 'today'``) or by ``to_date('now')``, reads the clock as
+    ``current_date()`` does, though Spark calls it deterministic and the plan shows the
+    text. Searched in the canonical plan, where ``to_date`` is the cast it stands for."""
+    if not any(n["class"] == CAST and n.get("dataType") in DATETIME_TYPES for n in described):
+        return None
+    for expression in _expressions(_plan_nodes(plan.canonicalized())):
+        if expression.getClass().getName() != CAST:
+            continue
+        text = expression.child()
+        if (
+            expression.dataType().typeName() in DATETIME_TYPES
+            and text.foldable()
+            and text.dataType().typeName() == "string"
+            and _reads_the_clock(text.eval(None))
+        ):
+            return (
+                f"the model's SQL reads the clock: {expression.sql()} is the day or moment of "
+                f"the run (write the date, or current_date())"
+            )
+    return None
+
+
+def _reads_the_clock(text: Any) -> bool:
+    """Whether Spark reads the text (a ``UTF8String``, or None) as a moment of the clock:
+    after Java's trim, a word of ``CLOCK_WORDS`` in any case, alone or before a space."""
+    if text is None:
+        return False
+    word = str(text.toString()).strip(JAVA_TRIMMED).split(" ", 1)[0]
+    return word.lower() in CLOCK_WORDS
 
 
 def _body(call: Any) -> str:
