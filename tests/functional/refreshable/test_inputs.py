@@ -395,70 +395,74 @@ def test_an_inputs_version_and_id_are_the_tables_whatever_its_name(spark, table)
 
 
 # a timestamp and an array with a NULL as text: the time zone and a legacy conf spell them
-SPELLED = "concat(CAST({ts} AS STRING), CAST(array(1, NULL) AS STRING))"
+SPELLED = "concat(CAST(ts AS STRING), CAST(array(1, NULL) AS STRING))"
 DEFINITIONS = {
-    "view": (
-        "CREATE OR REPLACE VIEW {name} AS SELECT id, " + SPELLED.format(ts="ts") + " AS value "
-        "FROM {table}",
-        "SELECT id, value FROM {name}",
-    ),
+    "view": f"CREATE OR REPLACE VIEW {{view}} AS SELECT id, {SPELLED} AS value FROM {{table}}",
     "scalar function": (
-        "CREATE OR REPLACE FUNCTION {name}(ts TIMESTAMP) RETURNS STRING RETURN "
-        + SPELLED.format(ts="ts"),
-        "SELECT id, {name}(ts) AS value FROM {table}",
+        f"CREATE OR REPLACE FUNCTION {{scalar}}(ts TIMESTAMP) RETURNS STRING RETURN {SPELLED}"
     ),
     "table function": (
-        "CREATE OR REPLACE FUNCTION {name}() RETURNS TABLE (id INT, value STRING) RETURN "
-        "SELECT id, " + SPELLED.format(ts="ts") + " FROM {table}",
-        "SELECT id, value FROM {name}()",
+        "CREATE OR REPLACE FUNCTION {tabular}() RETURNS TABLE (id INT, value STRING) "
+        f"RETURN SELECT id, {SPELLED} FROM {{table}}"
     ),
 }
+READS_ALL_THREE = (
+    "SELECT v.id, concat(v.value, {scalar}(t.ts), f.value) AS value "
+    "FROM {view} v JOIN {table} t ON v.id = t.id JOIN {tabular}() f ON f.id = v.id"
+)
 
 
-@pytest.mark.parametrize("kind", sorted(DEFINITIONS))
-def test_a_view_or_function_defined_again_under_other_settings_refreshes(model, spark, kind):
-    """Spark analyses a view or SQL function under the settings captured when it was
-    defined, not the session's, and the model's plan shows none of them. Defined again with
-    the same text under another time zone or another result-changing conf, the model
-    refreshes; defined again under
-    the same settings, it skips. Main equals the snapshot after every run."""
-    table, name = f"{SCHEMA}.spelled_{next(_names)}", f"{SCHEMA}.spelling_{next(_names)}"
+def test_views_and_functions_defined_again_under_other_settings_refresh(model, spark):
+    """Spark analyses a view or SQL function (scalar or table) under the settings captured
+    when it was defined, not the session's, and the model's plan shows none of them. Each
+    one defined again with the same text under another time zone, or another
+    result-changing conf, refreshes the model; all defined again under the same settings,
+    it skips. Main equals the snapshot after every run, also when the JVM's time zone
+    changes after definitions in a session that set none (Spark captures the zone in
+    effect)."""
+    names = {
+        "table": f"{SCHEMA}.spelled_{next(_names)}",
+        **{role: f"{SCHEMA}.{role}_{next(_names)}" for role in ("view", "scalar", "tabular")},
+    }
     spark.sql(
-        f"CREATE TABLE {table} USING delta AS "
+        f"CREATE TABLE {names['table']} USING delta AS "
         f"SELECT CAST(id AS INT) AS id, timestamp_seconds(id * 3600) AS ts FROM range(5)"
     )
-    define, select = (text.format(name=name, table=table) for text in DEFINITIONS[kind])
+    select = READS_ALL_THREE.format(**names)
     session_zone, jvm = spark.conf.get("spark.sql.session.timeZone"), spark._jvm
     jvm_zone = jvm.java.util.TimeZone.getDefault()
     legacy = "spark.sql.legacy.castComplexTypesToString.enabled"
 
-    def defined_under(zone: str | None, legacy_cast: str | None = None) -> None:
+    def defined_under(kinds, zone: str | None, legacy_cast: str | None = None) -> None:
         for conf, value in (("spark.sql.session.timeZone", zone), (legacy, legacy_cast)):
             spark.conf.unset(conf) if value is None else spark.conf.set(conf, value)
         try:
-            spark.sql(define)
+            for kind in kinds:
+                spark.sql(DEFINITIONS[kind].format(**names))
         finally:
             spark.conf.set("spark.sql.session.timeZone", session_zone)
             spark.conf.unset(legacy)
 
-    def skipped() -> bool:
+    def skipped(step: str) -> bool:
         result = model.refresh(select)
-        assert model.main() == sorted(tuple(r) for r in spark.sql(select).collect()), kind
+        assert model.main() == sorted(tuple(r) for r in spark.sql(select).collect()), step
         return bool(result.skipped)
 
     try:
-        defined_under("UTC")
-        assert not skipped()
-        defined_under("UTC")
-        assert skipped(), "defined again under the same settings"
-        defined_under("Asia/Kathmandu")
-        assert not skipped(), "defined again under another time zone"
-        defined_under("Asia/Kathmandu", legacy_cast="true")
-        assert not skipped(), "defined again with arrays cast to text as Spark 2 did"
-        defined_under(None)
-        assert not skipped()
+        defined_under(DEFINITIONS, "UTC")
+        assert not skipped("first")
+        defined_under(DEFINITIONS, "UTC")
+        assert skipped("all defined again under the same settings")
+        for kind in DEFINITIONS:
+            defined_under([kind], "Asia/Kathmandu")
+            assert not skipped(f"the {kind} defined again under another time zone")
+        for kind in DEFINITIONS:
+            defined_under([kind], "Asia/Kathmandu", legacy_cast="true")
+            assert not skipped(f"the {kind} defined again casting arrays to text as Spark 2 did")
+        defined_under(DEFINITIONS, None)
+        assert not skipped("all defined again in a session that sets no time zone")
         jvm.java.util.TimeZone.setDefault(jvm.java.util.TimeZone.getTimeZone("Asia/Kathmandu"))
-        skipped()
+        skipped("the JVM's time zone changed")
     finally:
         jvm.java.util.TimeZone.setDefault(jvm_zone)
 
