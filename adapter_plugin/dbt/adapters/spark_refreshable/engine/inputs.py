@@ -44,8 +44,10 @@ from dbt.adapters.spark_refreshable.engine.tables import (
 # view: a view's plan shows no inline row), or in a CTE defined elsewhere in the plan
 LITERAL_LEAVES = frozenset({"OneRowRelation", "LocalRelation", "Range", "CTERelationRef"})
 # Functions deterministic to Catalyst whose result depends on the clock or the session
+# (version(): Spark's release, which an upgrade changes)
 CLOCK_OR_SESSION = re.compile(
-    r"(?<![\w`])(current_\w+|now|curdate|localtimestamp|user|session_user|unix_timestamp)\(",
+    r"(?<![\w`])(current_\w+|now|curdate|localtimestamp|user|session_user|unix_timestamp"
+    r"|version)\(",
     re.IGNORECASE,
 )
 # Text Spark casts to the clock's day or moment, known before the run (its optimizer's
