@@ -193,25 +193,26 @@ def read_inputs(spark: Any, frame: Any, sql: str, config: dict[str, Any]) -> Inp
     text = plan.treeString(True, False, MAX_INT, False, False)
     if CLOCK_OR_SESSION.search(text):
         return "the model's SQL reads the clock or the session"
+    canonical_plan = plan.canonicalized()
     try:
-        described = _json_nodes(json.loads(plan.canonicalized().toJSON()))
+        canonical_nodes = _json_nodes(json.loads(canonical_plan.toJSON()))
     except Exception as error:  # a plan Spark cannot describe: nothing to vouch for
         return f"the model's plan cannot be read ({type(error).__name__})"
     nodes = _plan_nodes(plan)
-    calls = _sql_function_calls(spark, described, nodes)
+    calls = _sql_function_calls(spark, canonical_nodes, nodes)
     if isinstance(calls, str):
         return calls
     functions = [_body(call) for call in calls]
     if CLOCK_OR_SESSION.search(" ".join(functions)):
         return "a SQL function the model calls reads the clock or the session"
-    clock = _clock_in_text(plan, described)
+    clock = _clock_in_text(canonical_plan, canonical_nodes)
     if clock is not None:
         return clock
     read = _tables_read(spark, nodes)
     if isinstance(read, str):
         return read
     tables, travelled = read
-    canonical = _numbered_ctes(plan.canonicalized().treeString(True, False, MAX_INT, False, False))
+    canonical = _numbered_ctes(canonical_plan.treeString(True, False, MAX_INT, False, False))
     described = [
         sql,
         config,
@@ -316,8 +317,9 @@ def _sql_function_calls(
     return [e for e in _expressions(nodes) if e.getClass().getName() == SQL_FUNCTION_CALL]
 
 
-def _clock_in_text(plan: Any, described: list[dict[str, Any]]) -> str | None:
-    """Why a plan reads the clock through text cast to a date or timestamp, or None. Spark
+def _clock_in_text(canonical_plan: Any, described: list[dict[str, Any]]) -> str | None:
+    """Why a plan (in canonical form, whose JSON nodes are ``described``) reads the clock
+    through text cast to a date or timestamp, or None. Spark
     reads text known before the run ('today', ' Tomorrow UTC', 'yester' || 'day') as the
     clock's day or moment (its optimizer's special values): ``CAST('today' AS DATE)``, also
     cast implicitly (``d > 'today'``) or by ``to_date('now')``, reads the clock as
@@ -325,7 +327,7 @@ def _clock_in_text(plan: Any, described: list[dict[str, Any]]) -> str | None:
     text. Searched in the canonical plan, where ``to_date`` is the cast it stands for."""
     if not any(n["class"] == CAST and n.get("dataType") in DATETIME_TYPES for n in described):
         return None
-    for expression in _expressions(_plan_nodes(plan.canonicalized())):
+    for expression in _expressions(_plan_nodes(canonical_plan)):
         if expression.getClass().getName() != CAST:
             continue
         text = expression.child()

@@ -50,6 +50,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
     ident,
     literal,
     row_hash_expression,
+    session_flag,
     showable,
 )
 from dbt.adapters.spark_refreshable.engine.tables import (
@@ -391,7 +392,7 @@ def refuse_lost_partition_values(
                     f"OR try_cast(CAST({column} AS STRING) AS TIMESTAMP) = {column}",
                 )
             )
-    if timestamps and str(spark.conf.get(UTC_PARTITION_VALUES, "true")).lower() == "false":
+    if timestamps and not session_flag(spark, UTC_PARTITION_VALUES, default=True):
         raise ConfigError(
             f"{tables.display} is partitioned by TIMESTAMP column(s) {timestamps}, and the "
             f"session sets {UTC_PARTITION_VALUES} to false: Delta then writes their values as "

@@ -89,14 +89,16 @@ def literal(value: object) -> str:
     raise TypeError(f"no SQL literal for {type(value).__name__}: {value!r}")
 
 
+def session_flag(spark: Any, conf: str, default: bool) -> bool:
+    """A boolean setting of the session, as Spark reads it (any case, spaces around)."""
+    value = spark.conf.get(conf, None)
+    return default if value is None else str(value).strip().lower() == "true"
+
+
 def refuse_sql_text_settings(spark: Any) -> None:
     """Refuse a session whose settings make the SQL text :func:`literal` and :func:`ident`
     write read otherwise (``SQL_TEXT_SETTINGS``), before anything is written."""
-    held = [
-        conf
-        for conf in SQL_TEXT_SETTINGS
-        if str(spark.conf.get(conf, "false")).strip().lower() == "true"
-    ]
+    held = [conf for conf in SQL_TEXT_SETTINGS if session_flag(spark, conf, default=False)]
     if not held:
         return
     why = "; ".join(f"{conf}=true ({SQL_TEXT_SETTINGS[conf]})" for conf in held)
