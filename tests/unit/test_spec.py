@@ -67,6 +67,15 @@ def test_missing_unique_key_says_how_to_set_it(missing):
         ("vnodes", "many", "vnodes must be a whole number"),
         ("merge_chunk_rows", -1, "merge_chunk_rows must be at least 1"),
         ("lock_timeout", "soon", "lock_timeout must be a number"),
+        # durations past ten years (or infinite, as YAML's .inf) overflow the clock's time
+        # functions: refused, where the second run (refresh_every) failed with OverflowError
+        ("lock_timeout", float("inf"), r"from 1 to 315360000 seconds \(ten years\)"),
+        ("lock_timeout", 1e300, "lock_timeout must be from 1 to 315360000"),
+        ("checkpoint_interval", float("inf"), "checkpoint_interval must be from 0 to"),
+        ("merge_time_budget", float("inf"), "merge_time_budget must be from 1 to"),
+        ("refresh_every", float("inf"), "refresh_every must be from 1 to"),
+        ("refresh_every", "99999999999999999999 w", "refresh_every must be from 1 to"),
+        ("refresh_every", "3651 days", "refresh_every must be from 1 to"),
         ("max_delete_fraction", 1.5, "max_delete_fraction must be from 0.0 to 1.0"),
         ("allow_empty_snapshot", "yes", "allow_empty_snapshot must be true or false"),
         ("change_data_feed", 1, "change_data_feed must be true or false"),
@@ -88,6 +97,7 @@ def test_bad_values_are_named_with_what_is_accepted(key, value, message):
         ("30 minutes", 1800),
         ("2h", 7200),
         ("1 day", 86400),
+        ("3650 days", 315360000),
         ("90", 90),
         (90, 90),
         ("1.5 h", 5400),

@@ -48,6 +48,9 @@ ENGINE_PROPERTIES = {
 }
 # refresh_every's units, in seconds
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# the longest duration a config takes: ten years (a longer one, or infinity, cannot be added
+# to a time the clock gives: Python's time functions overflow)
+MAX_SECONDS = 10 * 365 * 86400
 DURATION = re.compile(
     r"^\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)?"
     r"\s*$",
@@ -97,12 +100,12 @@ class RefreshConfig:
             unique_key=_unique_key(values["unique_key"]),
             vnodes=_integer("vnodes", values["vnodes"], 1, 32768),
             merge_chunk_rows=_integer("merge_chunk_rows", values["merge_chunk_rows"], 1, None),
-            lock_timeout=_number("lock_timeout", values["lock_timeout"], 1, None),
+            lock_timeout=_number("lock_timeout", values["lock_timeout"], 1, MAX_SECONDS),
             max_delete_fraction=_optional_fraction(values["max_delete_fraction"]),
             allow_empty_snapshot=_boolean("allow_empty_snapshot", values["allow_empty_snapshot"]),
             on_schema_change=_choice("on_schema_change", values["on_schema_change"]),
             change_data_feed=_boolean("change_data_feed", values["change_data_feed"]),
-            merge_time_budget=_optional_number("merge_time_budget", values["merge_time_budget"]),
+            merge_time_budget=_optional_seconds("merge_time_budget", values["merge_time_budget"]),
             refresh_every=_optional_duration("refresh_every", values["refresh_every"]),
             skip_unchanged_inputs=_boolean(
                 "skip_unchanged_inputs", values["skip_unchanged_inputs"]
@@ -111,7 +114,7 @@ class RefreshConfig:
                 "compact_after_files", values["compact_after_files"], 0, None
             ),
             checkpoint_interval=_number(
-                "checkpoint_interval", values["checkpoint_interval"], 0, None
+                "checkpoint_interval", values["checkpoint_interval"], 0, MAX_SECONDS
             ),
             bookkeeping_schema=_optional_schema_name(
                 "bookkeeping_schema", values["bookkeeping_schema"]
@@ -303,34 +306,37 @@ def _integer(name: str, value: Any, low: int, high: int | None) -> int:
     return number
 
 
-def _number(name: str, value: Any, low: float, high: float | None) -> float:
+def _number(name: str, value: Any, low: float, high: float) -> float:
     if isinstance(value, bool):
         raise ConfigError(f"{name} must be a number, got {value!r}.")
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be a number, got {value!r}.") from None
-    if math.isnan(number) or number < low or (high is not None and number > high):
-        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+    if math.isnan(number) or number < low or number > high:
+        bounds = f"from {low} to {high}"
+        if high == MAX_SECONDS:
+            bounds += " seconds (ten years)"
         raise ConfigError(f"{name} must be {bounds}, got {value!r}.")
     return number
 
 
-def _optional_number(name: str, value: Any) -> float | None:
-    return None if value is None else _number(name, value, 1, None)
+def _optional_seconds(name: str, value: Any) -> float | None:
+    return None if value is None else _number(name, value, 1, MAX_SECONDS)
 
 
 def _optional_duration(name: str, value: Any) -> float | None:
     """Seconds, from a number of seconds or a text like '1 hour', '30 minutes', '2h'."""
     if value is None or isinstance(value, int | float) and not isinstance(value, bool):
-        return _optional_number(name, value)
+        return _optional_seconds(name, value)
     found = DURATION.match(value) if isinstance(value, str) else None
     if found is None:
         raise ConfigError(
             f"{name} must be a duration such as '1 hour', '30 minutes', '2h', '1 day' or a "
             f"number of seconds; got {value!r}."
         )
-    return _number(name, float(found[1]) * DURATION_UNITS[(found[2] or "s")[0].lower()], 1, None)
+    seconds = float(found[1]) * DURATION_UNITS[(found[2] or "s")[0].lower()]
+    return _number(name, seconds, 1, MAX_SECONDS)
 
 
 def _optional_fraction(value: Any) -> float | None:
