@@ -52,6 +52,16 @@ def _case_clashes(by_fold: dict[str, list[str]]) -> list[list[str]]:
     return [names for names in by_fold.values() if len(names) > 1]
 
 
+def _listed_in_one_name(missing: list[str], by_fold: dict[str, list[str]]) -> str:
+    """A hint for a key of several columns written as one name ('a, b'), if one is."""
+    for key in missing:
+        parts = [part.strip() for part in key.split(",")]
+        if len(parts) > 1 and all(fold_name(part) in by_fold for part in parts):
+            listed = ", ".join(repr(part) for part in parts)
+            return f" {key!r} is one name: a key of several columns is a list, [{listed}]."
+    return ""
+
+
 def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, ...]:
     """The unique_key columns as the snapshot spells them, after checking the snapshot's
     columns: a clear error for a missing key, names that differ only in case (Spark and
@@ -72,6 +82,7 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
             f"unique_key column(s) {missing} are not in the model's result, whose columns are "
             f"{columns}. Fix unique_key in the model's config or select the column(s) (a name "
             f"with spaces at its ends is written between backticks: '` id `')."
+            + _listed_in_one_name(missing, by_fold)
         )
     reserved = [c for c in columns if fold_name(c).startswith(RESERVED_PREFIX)]
     if reserved:
