@@ -22,7 +22,7 @@ def test_keys_are_spelled_as_the_snapshot_spells_them():
 
 @pytest.mark.parametrize("written", ["order_id,line", "order_id, LINE", " Order_Id ,line"])
 def test_several_columns_written_as_one_name_are_shown_as_a_list(written):
-    with pytest.raises(ConfigError, match=r"is one name: a key of several columns is a list, \["):
+    with pytest.raises(ConfigError, match=r"is one name: several columns are a list, \["):
         resolve_keys(SCHEMA, (written,))
 
 

@@ -12,8 +12,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from dbt.adapters.spark_refreshable.engine.errors import SchemaChangeError
-from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, plan_schema
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError, SchemaChangeError
+from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
+from dbt.adapters.spark_refreshable.engine.tables import SchemaPlan, layout_columns, plan_schema
 
 
 def schema(*columns: tuple[str, DataType]) -> StructType:
@@ -98,3 +99,13 @@ def test_added_columns_carry_quoted_ddl():
 def test_the_plan_survives_its_json_form():
     plan = plan_schema(SNAPSHOT, MAIN, ("id",), "sync_all_columns")
     assert SchemaPlan.from_json(plan.to_json()) == plan
+
+
+@pytest.mark.parametrize(
+    ("setting", "written"), [("partition_by", "id, name"), ("liquid_clustered_by", "ID,name")]
+)
+def test_layout_columns_written_as_one_name_are_refused_with_their_list(setting, written):
+    config = RefreshConfig.from_model_config({"unique_key": "id", setting: written})
+    plan = plan_schema(SNAPSHOT, None, ("id",), "fail")
+    with pytest.raises(ConfigError, match=rf"{setting} names column\(s\) .* is one name: several"):
+        layout_columns(plan, config)

@@ -5,7 +5,7 @@ Each refusal names the column and the cast or rename that fixes it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 
 from pyspark.sql.types import (
     ArrayType,
@@ -52,13 +52,15 @@ def _case_clashes(by_fold: dict[str, list[str]]) -> list[list[str]]:
     return [names for names in by_fold.values() if len(names) > 1]
 
 
-def _listed_in_one_name(missing: list[str], by_fold: dict[str, list[str]]) -> str:
-    """A hint for a key of several columns written as one name ('a, b'), if one is."""
-    for key in missing:
-        parts = [part.strip() for part in key.split(",")]
-        if len(parts) > 1 and all(fold_name(part) in by_fold for part in parts):
+def listed_in_one_name(missing: list[str], folded: Container[str]) -> str:
+    """A hint for columns written as one name ('a, b') where a list was meant, if one is:
+    ``missing`` are the names a setting gave that are not columns, ``folded`` the columns'
+    names as :func:`fold_name` folds them."""
+    for name in missing:
+        parts = [part.strip() for part in name.split(",")]
+        if len(parts) > 1 and all(fold_name(part) in folded for part in parts):
             listed = ", ".join(repr(part) for part in parts)
-            return f" {key!r} is one name: a key of several columns is a list, [{listed}]."
+            return f" {name!r} is one name: several columns are a list, [{listed}]."
     return ""
 
 
@@ -82,7 +84,7 @@ def resolve_keys(schema: StructType, unique_key: tuple[str, ...]) -> tuple[str, 
             f"unique_key column(s) {missing} are not in the model's result, whose columns are "
             f"{columns}. Fix unique_key in the model's config or select the column(s) (a name "
             f"with spaces at its ends is written between backticks: '` id `')."
-            + _listed_in_one_name(missing, by_fold)
+            + listed_in_one_name(missing, by_fold)
         )
     reserved = [c for c in columns if fold_name(c).startswith(RESERVED_PREFIX)]
     if reserved:

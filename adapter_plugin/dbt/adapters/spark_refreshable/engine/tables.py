@@ -30,6 +30,7 @@ from pyspark.sql.types import (
     VariantType,
 )
 
+from dbt.adapters.spark_refreshable.engine.columns import listed_in_one_name
 from dbt.adapters.spark_refreshable.engine.commits import (
     commits_in_history,
     detail_files,
@@ -723,6 +724,7 @@ def layout_columns(plan: SchemaPlan, config: RefreshConfig) -> tuple[str, list[s
         raise ConfigError(
             f"{setting} names column(s) {missing} that the model does not return. Its "
             f"columns: {plan.columns}. Fix {setting} in the model's config."
+            + listed_in_one_name(missing, fields)
         )
     nested = [
         f"{fields[fold_name(c)].name} ({type_sql(fields[fold_name(c)].dataType)})"
