@@ -20,6 +20,8 @@ One module per job:
   instants than the snapshot's (refused).
 - ``inputs``: what a SQL model reads, and whether it changed since the last cycle.
 - ``vnodes``: the vnode layout (hash vnodes, or ranges of the first key column).
+- ``python_results``: a Python model's result as a Spark DataFrame (pandas converted, and
+  refused where Spark's conversion would lose values).
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.
 - ``cycle_plan``: a loaded cycle's plan, kept in the change set's commit (or FINISHING).

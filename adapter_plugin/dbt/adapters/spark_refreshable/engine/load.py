@@ -18,8 +18,6 @@ from pyspark.errors import (
     ArrayIndexOutOfBoundsException,
     DateTimeException,
     NumberFormatException,
-    PySparkTypeError,
-    PySparkValueError,
 )
 from pyspark.sql.types import (
     BinaryType,
@@ -104,33 +102,6 @@ def staging_totals_sql(keys: tuple[str, ...]) -> dict[str, str]:
         "checksum": checksum_expression(HASH_COLUMN),
         "null_keys": f"count_if({null_key})",
     }
-
-
-def as_spark_frame(spark: Any, result: Any) -> Any:
-    """A model's result as a Spark DataFrame (a Python model may return pandas)."""
-    if hasattr(result, "schema") and hasattr(result, "write"):
-        return result
-    if hasattr(result, "to_spark"):  # pandas-on-Spark
-        return result.to_spark()
-    try:
-        import pandas
-    except ImportError:
-        pandas = None
-    if pandas is not None and isinstance(result, pandas.DataFrame):
-        try:
-            return spark.createDataFrame(result)
-        except (PySparkTypeError, PySparkValueError) as error:  # types it cannot infer
-            raise ConfigError(
-                f"The Python model returned a pandas DataFrame whose column types Spark "
-                f"cannot infer ({first_line(error)}): return "
-                f"session.createDataFrame(df, schema='id INT, name STRING') with its columns' "
-                f"types instead (an empty frame has no values to infer them from). Main was "
-                f"not touched."
-            ) from None
-    raise TypeError(
-        f"A refreshable Python model must return a Spark or pandas DataFrame, got "
-        f"{type(result).__name__}."
-    )
 
 
 def plan_for(

@@ -90,6 +90,7 @@ from dbt.adapters.spark_refreshable.engine.naming import (
 )
 from dbt.adapters.spark_refreshable.engine.owners import Owner
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
+from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
@@ -652,7 +653,7 @@ class RefreshRun:
             self.report.say(
                 f"loading the snapshot into staging (cycle {self.lease.state.refresh_id})"
             )
-            frame = load.as_spark_frame(spark, snapshot())
+            frame = as_spark_frame(spark, snapshot())
             plan = load.plan_for(spark, frame, tables, config, detail)
             frame = load.spelled_as_planned(frame, plan)
             self._check_layout(plan, detail)

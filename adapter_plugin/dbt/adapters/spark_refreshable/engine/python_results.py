@@ -1,0 +1,111 @@
+"""A Python model's result as a Spark DataFrame: a pandas DataFrame converted by Spark, and
+refused where that conversion would store other values than the model returned.
+
+Spark's conversion (``createDataFrame``) loses some values without an error: an integer
+beyond BIGINT (a ``uint64`` above 2**63 - 1, a Python int in an object column) becomes
+NULL, and a ``Decimal`` with more fractional digits than the type Spark inferred is
+rounded (Spark infers ``DECIMAL(38,18)`` whenever Arrow cannot take the frame whole). Main
+would then differ from what the model returned while every check of the engine passed, as
+the snapshot is what Spark holds. Both are found after the conversion and refused before
+anything is written. Timestamps keep microseconds, as Spark holds them (a pandas
+nanosecond is dropped, as by every Spark write)."""
+
+from __future__ import annotations
+
+import decimal
+import numbers
+from typing import Any
+
+from pyspark.errors import PySparkTypeError, PySparkValueError
+from pyspark.sql import functions as F
+from pyspark.sql.types import DecimalType
+
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
+
+BIGINT_RANGE = range(-(2**63), 2**63)
+EXAMPLES = 3
+
+
+def as_spark_frame(spark: Any, result: Any) -> Any:
+    """A model's result as a Spark DataFrame (a Python model may return pandas)."""
+    if hasattr(result, "schema") and hasattr(result, "write"):
+        return result
+    if hasattr(result, "to_spark"):  # pandas-on-Spark
+        return result.to_spark()
+    try:
+        import pandas
+    except ImportError:
+        pandas = None
+    if pandas is not None and isinstance(result, pandas.DataFrame):
+        try:
+            frame = spark.createDataFrame(result)
+        except (PySparkTypeError, PySparkValueError) as error:  # types it cannot infer
+            raise ConfigError(
+                f"The Python model returned a pandas DataFrame whose column types Spark "
+                f"cannot infer ({first_line(error)}): return "
+                f"session.createDataFrame(df, schema='id INT, name STRING') with its columns' "
+                f"types instead (an empty frame has no values to infer them from). Main was "
+                f"not touched."
+            ) from None
+        refuse_lost_values(frame, result)
+        return frame
+    raise TypeError(
+        f"A refreshable Python model must return a Spark or pandas DataFrame, got "
+        f"{type(result).__name__}."
+    )
+
+
+def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
+    """Refuse ``frame``, Spark's conversion of ``pandas_frame``, where a value the pandas
+    frame holds became NULL or was rounded (one Spark job: the non-NULL values of each
+    column counted)."""
+    names = [f"c{i}" for i in range(len(frame.columns))]  # by position: names may repeat
+    counted = frame.toDF(*names).select(*(F.count(F.col(n)) for n in names)).first()
+    present = pandas_frame.notna().sum().tolist()
+    problems = []
+    for i, field in enumerate(frame.schema.fields):
+        column = pandas_frame.iloc[:, i]
+        if counted[i] < present[i]:
+            examples = [
+                v for v in column if isinstance(v, numbers.Integral) and int(v) not in BIGINT_RANGE
+            ]
+            problems.append(
+                f"- `{field.name}` ({column.dtype}): {present[i] - counted[i]} value(s) "
+                f"became NULL{_shown(examples)}. Spark's BIGINT holds -2**63 to 2**63 - 1: "
+                f"convert the column to strings (.astype(str)), or to Decimal values with a "
+                f"schema that says so (session.createDataFrame(df, schema='... DECIMAL(20,0)'))."
+            )
+        elif isinstance(field.dataType, DecimalType) and column.dtype == object:
+            scale = field.dataType.scale
+            digits = [_digits_after_point(v) for v in column]
+            examples = [v for v, d in zip(column, digits, strict=True) if d > scale]
+            if examples:
+                needed = min(38, max(digits))
+                problems.append(
+                    f"- `{field.name}` ({field.dataType.simpleString()}, as Spark inferred it): "
+                    f"{len(examples)} value(s) have more than {scale} digits after the point "
+                    f"and would be rounded{_shown(examples)}. Give the column its type "
+                    f"(session.createDataFrame(df, schema='... DECIMAL(38,{needed})'), if the "
+                    f"digits before the point fit in the rest), or round the values in the model."
+                )
+    if problems:
+        raise ConfigError(
+            "Spark's conversion of the Python model's pandas DataFrame would store other "
+            "values than the model returned:\n" + "\n".join(problems) + "\nMain was not touched."
+        )
+
+
+def _digits_after_point(value: Any) -> int:
+    """A finite Decimal's digits after the point, trailing zeros aside (else 0). Read from
+    its digits as written: ``normalize()`` would round to the context's 28 digits first."""
+    if not isinstance(value, decimal.Decimal) or not value.is_finite():
+        return 0
+    _, digits, exponent = value.as_tuple()
+    significant = "".join(map(str, digits)).rstrip("0")
+    if not significant:  # a zero
+        return 0
+    return max(0, -int(exponent) - (len(digits) - len(significant)))
+
+
+def _shown(examples: list[Any]) -> str:
+    return f", e.g. {', '.join(str(v) for v in examples[:EXAMPLES])}" if examples else ""
