@@ -1,5 +1,6 @@
 """A Python model's pandas DataFrame: Spark's conversion turns some values into NULL (integers
-beyond BIGINT) or rounds them (Decimals finer than the type it inferred) without an error.
+beyond BIGINT), rounds them (Decimals finer than the type it inferred) or replaces their
+UTF-16 surrogates with U+FFFD, without an error.
 Generated frames, day after day into one model: where Spark's own conversion of a day's
 frame differs from the frame's values (the oracle, independent of the engine's check) the
 day is refused and main keeps the last day; elsewhere main holds exactly the frame's
@@ -22,6 +23,7 @@ SEED = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261207"))
 DAYS = 6
 ROWS = 5
 BIGINT_MAX = 2**63 - 1
+LOSSY_COLUMNS = ["u64", "big", "dec", "text"]
 
 
 def integer(rng: random.Random, lossy: bool) -> int:
@@ -53,10 +55,24 @@ def fine_decimal(rng: random.Random, lossy: bool) -> decimal.Decimal:
     return decimal.Decimal(written)
 
 
+def text(rng: random.Random, lossy: bool) -> str:
+    """Letters, accents, CJK, emoji (one character each, as Python holds them), or (lossy)
+    with UTF-16 surrogates: an emoji split into its pair, or a lone one."""
+    alphabet = "aZé ß中文😀🇫🇷\u0301\x00"
+    written = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+    if lossy:
+        code = ord(rng.choice("😀🎉🧪"))
+        pair = chr(0xD800 + ((code - 0x10000) >> 10)) + chr(0xDC00 + (code & 0x3FF))
+        spliced = rng.choice([pair, chr(rng.randint(0xD800, 0xDFFF))])
+        at = rng.randint(0, len(written))
+        written = written[:at] + spliced + written[at:]
+    return written
+
+
 def day_frame(rng: random.Random, lossy: set[str]) -> pd.DataFrame:
     """Five rows: a uint8 column (which Arrow cannot take, so Spark converts the frame row by
-    row and infers DECIMAL(38,18)), a uint64, Python ints, Decimals; a lossy column has one
-    value Spark cannot hold, the others none."""
+    row and infers DECIMAL(38,18)), a uint64, Python ints, Decimals, text; a lossy column has
+    one value Spark cannot hold, the others none."""
 
     def values(make, column):
         drawn = [make(rng, False) for _ in range(ROWS)]
@@ -74,6 +90,7 @@ def day_frame(rng: random.Random, lossy: set[str]) -> pd.DataFrame:
             "u64": pd.Series(unsigned, dtype="uint64"),
             "big": pd.Series(values(integer, "big"), dtype=object),
             "dec": pd.Series(values(fine_decimal, "dec"), dtype=object),
+            "text": pd.Series(values(text, "text"), dtype=object),
         }
     )
 
@@ -81,7 +98,8 @@ def day_frame(rng: random.Random, lossy: set[str]) -> pd.DataFrame:
 def as_values(frame: pd.DataFrame) -> list[tuple]:
     """The frame's rows as Python values (numpy integers as ints)."""
     return sorted(
-        tuple(v if k == "dec" else int(v) for k, v in row.items()) for _, row in frame.iterrows()
+        tuple(v if k in ("dec", "text") else int(v) for k, v in row.items())
+        for _, row in frame.iterrows()
     )
 
 
@@ -98,7 +116,7 @@ def test_pandas_values_spark_would_lose_are_refused_and_the_rest_kept(spark):
     warnings.filterwarnings("ignore", message="createDataFrame attempted Arrow optimization")
     for day in range(DAYS):
         # every other day, one or two columns with a value Spark cannot hold
-        lossy = set(rng.sample(["u64", "big", "dec"], rng.randint(1, 2))) if day % 2 else set()
+        lossy = set(rng.sample(LOSSY_COLUMNS, rng.randint(1, 2))) if day % 2 else set()
         frame = day_frame(rng, lossy)
         if spark_keeps(spark, frame):
             model.refresh(lambda frame=frame: frame)

@@ -3,26 +3,32 @@ refused where that conversion would store other values than the model returned.
 
 Spark's conversion (``createDataFrame``) loses some values without an error: an integer
 beyond BIGINT (a ``uint64`` above 2**63 - 1, a Python int in an object column) becomes
-NULL, and a ``Decimal`` with more fractional digits than the type Spark inferred is
-rounded (Spark infers ``DECIMAL(38,18)`` whenever Arrow cannot take the frame whole). Main
-would then differ from what the model returned while every check of the engine passed, as
-the snapshot is what Spark holds. Both are found after the conversion and refused before
-anything is written. Timestamps keep microseconds, as Spark holds them (a pandas
-nanosecond is dropped, as by every Spark write)."""
+NULL; a ``Decimal`` with more digits after the point than the type Spark inferred is
+rounded (Spark infers ``DECIMAL(38,18)`` whenever Arrow cannot take the frame whole); a
+string holding UTF-16 surrogates (lone, or a pair where one character was meant) gets
+U+FFFD in their place. Main would then differ from what the model returned while every
+check of the engine passed, as the snapshot is what Spark holds. Each is found after the
+conversion and refused before anything is written (in top-level columns; not inside arrays,
+maps or structs). Timestamps keep microseconds, as Spark holds them (a pandas nanosecond is
+dropped, as by every Spark write)."""
 
 from __future__ import annotations
 
 import decimal
 import numbers
+import re
 from typing import Any
 
 from pyspark.errors import PySparkTypeError, PySparkValueError
 from pyspark.sql import functions as F
-from pyspark.sql.types import DecimalType
+from pyspark.sql.types import DecimalType, StringType
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
 
 BIGINT_RANGE = range(-(2**63), 2**63)
+# a Python str may hold UTF-16 surrogates (chr(0xD83D), or a pair of them where one
+# character was meant), which UTF-8 cannot encode
+SURROGATE = re.compile("[\ud800-\udfff]")
 EXAMPLES = 3
 
 
@@ -75,6 +81,16 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
                 f"convert the column to strings (.astype(str)), or to Decimal values with a "
                 f"schema that says so (session.createDataFrame(df, schema='... DECIMAL(20,0)'))."
             )
+        elif isinstance(field.dataType, StringType):
+            examples = [v for v in column if isinstance(v, str) and SURROGATE.search(v)]
+            if examples:
+                problems.append(
+                    f"- `{field.name}`: {len(examples)} value(s) hold UTF-16 surrogates, which "
+                    f"are not text (Spark would store U+FFFD in their place), e.g. "
+                    f"{', '.join(ascii(v) for v in examples[:EXAMPLES])}. Join surrogate pairs "
+                    f"into the characters they stand for (.str.encode('utf-16', "
+                    f"'surrogatepass').str.decode('utf-16')) and remove lone ones."
+                )
         elif isinstance(field.dataType, DecimalType) and column.dtype == object:
             scale = field.dataType.scale
             digits = [_digits_after_point(v) for v in column]
