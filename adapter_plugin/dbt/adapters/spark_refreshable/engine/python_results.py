@@ -63,52 +63,77 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
 
 def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
     """Refuse ``frame``, Spark's conversion of ``pandas_frame``, where a value the pandas
-    frame holds became NULL or was rounded (one Spark job: the non-NULL values of each
-    column counted)."""
+    frame holds became NULL, was rounded or had its surrogates replaced (one Spark job: the
+    non-NULL values of each column counted)."""
     names = [f"c{i}" for i in range(len(frame.columns))]  # by position: names may repeat
     counted = frame.toDF(*names).select(*(F.count(F.col(n)) for n in names)).first()
     present = pandas_frame.notna().sum().tolist()
-    problems = []
-    for i, field in enumerate(frame.schema.fields):
-        column = pandas_frame.iloc[:, i]
-        if counted[i] < present[i]:
-            examples = [
-                v for v in column if isinstance(v, numbers.Integral) and int(v) not in BIGINT_RANGE
-            ]
-            problems.append(
-                f"- `{field.name}` ({column.dtype}): {present[i] - counted[i]} value(s) "
-                f"became NULL{_shown(examples)}. Spark's BIGINT holds -2**63 to 2**63 - 1: "
-                f"convert the column to strings (.astype(str)), or to Decimal values with a "
-                f"schema that says so (session.createDataFrame(df, schema='... DECIMAL(20,0)'))."
-            )
-        elif isinstance(field.dataType, StringType):
-            examples = [v for v in column if isinstance(v, str) and SURROGATE.search(v)]
-            if examples:
-                problems.append(
-                    f"- `{field.name}`: {len(examples)} value(s) hold UTF-16 surrogates, which "
-                    f"are not text (Spark would store U+FFFD in their place), e.g. "
-                    f"{', '.join(ascii(v) for v in examples[:EXAMPLES])}. Join surrogate pairs "
-                    f"into the characters they stand for (.str.encode('utf-16', "
-                    f"'surrogatepass').str.decode('utf-16')) and remove lone ones."
-                )
-        elif isinstance(field.dataType, DecimalType) and column.dtype == object:
-            scale = field.dataType.scale
-            digits = [_digits_after_point(v) for v in column]
-            examples = [v for v, d in zip(column, digits, strict=True) if d > scale]
-            if examples:
-                needed = min(38, max(digits))
-                problems.append(
-                    f"- `{field.name}` ({field.dataType.simpleString()}, as Spark inferred it): "
-                    f"{len(examples)} value(s) have more than {scale} digits after the point "
-                    f"and would be rounded{_shown(examples)}. Give the column its type "
-                    f"(session.createDataFrame(df, schema='... DECIMAL(38,{needed})'), if the "
-                    f"digits before the point fit in the rest), or round the values in the model."
-                )
+    problems = [
+        problem
+        for i, field in enumerate(frame.schema.fields)
+        if (
+            problem := _nulled(field, pandas_frame.iloc[:, i], present[i] - counted[i])
+            or _surrogates(field, pandas_frame.iloc[:, i])
+            or _rounded(field, pandas_frame.iloc[:, i])
+        )
+    ]
     if problems:
         raise ConfigError(
             "Spark's conversion of the Python model's pandas DataFrame would store other "
             "values than the model returned:\n" + "\n".join(problems) + "\nMain was not touched."
         )
+
+
+def _nulled(field: Any, column: Any, lost: int) -> str | None:
+    """``lost`` values of ``column`` that Spark made NULL: integers beyond BIGINT, as far as
+    Spark's conversion goes."""
+    if lost <= 0:
+        return None
+    examples = [v for v in column if isinstance(v, numbers.Integral) and int(v) not in BIGINT_RANGE]
+    fix = (
+        "Spark's BIGINT holds -2**63 to 2**63 - 1: convert the column to strings "
+        "(.astype(str)), or to Decimal values with a schema that says so "
+        "(session.createDataFrame(df, schema='... DECIMAL(20,0)'))"
+        if examples
+        else "Give the column its type (session.createDataFrame(df, schema='...'))"
+    )
+    return (
+        f"- `{field.name}` ({column.dtype}): {lost} value(s) became NULL{_shown(examples)}. {fix}."
+    )
+
+
+def _surrogates(field: Any, column: Any) -> str | None:
+    """Strings of ``column`` holding UTF-16 surrogates, which Spark replaces."""
+    if not isinstance(field.dataType, StringType):
+        return None
+    examples = [v for v in column if isinstance(v, str) and SURROGATE.search(v)]
+    if not examples:
+        return None
+    return (
+        f"- `{field.name}`: {len(examples)} value(s) hold UTF-16 surrogates, which are not "
+        f"text (Spark would store U+FFFD in their place), e.g. "
+        f"{', '.join(ascii(v) for v in examples[:EXAMPLES])}. Join surrogate pairs into the "
+        f"characters they stand for (.str.encode('utf-16', 'surrogatepass').str.decode("
+        f"'utf-16')) and remove lone ones."
+    )
+
+
+def _rounded(field: Any, column: Any) -> str | None:
+    """Decimals of ``column`` with more digits after the point than Spark's type holds."""
+    if not isinstance(field.dataType, DecimalType) or column.dtype != object:
+        return None
+    scale = field.dataType.scale
+    digits = [_digits_after_point(v) for v in column]
+    examples = [v for v, d in zip(column, digits, strict=True) if d > scale]
+    if not examples:
+        return None
+    return (
+        f"- `{field.name}` ({field.dataType.simpleString()}, as Spark inferred it): "
+        f"{len(examples)} value(s) have more than {scale} digits after the point and would "
+        f"be rounded{_shown(examples)}. Give the column its type (session.createDataFrame("
+        f"df, schema='... DECIMAL(38,{min(38, max(digits))})'), if the digits before the "
+        f"point fit in the rest), or round the values in the model."
+    )
 
 
 def _digits_after_point(value: Any) -> int:
