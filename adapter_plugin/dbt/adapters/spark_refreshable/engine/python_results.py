@@ -8,9 +8,9 @@ rounded (Spark infers ``DECIMAL(38,18)`` whenever Arrow cannot take the frame wh
 string holding UTF-16 surrogates (lone, or a pair where one character was meant) gets
 U+FFFD in their place. Main would then differ from what the model returned while every
 check of the engine passed, as the snapshot is what Spark holds. Each is found after the
-conversion and refused before anything is written (in top-level columns; not inside arrays,
-maps or structs). Timestamps keep microseconds, as Spark holds them (a pandas nanosecond is
-dropped, as by every Spark write)."""
+conversion, at any depth of lists, dicts and tuples (by the type Spark inferred for them),
+and refused before anything is written. Timestamps keep microseconds, as Spark holds them
+(a pandas nanosecond is dropped, as by every Spark write)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,18 @@ import numbers
 import re
 from typing import Any
 
+import numpy
 from pyspark.errors import PySparkTypeError, PySparkValueError
 from pyspark.sql import functions as F
-from pyspark.sql.types import DecimalType, StringType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DecimalType,
+    IntegralType,
+    MapType,
+    StringType,
+    StructType,
+)
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
 
@@ -30,6 +39,20 @@ BIGINT_RANGE = range(-(2**63), 2**63)
 # character was meant), which UTF-8 cannot encode
 SURROGATE = re.compile("[\ud800-\udfff]")
 EXAMPLES = 3
+INTEGER_BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
+# pandas columns of numpy numbers, booleans and datetimes: Spark holds their values (a uint64
+# beyond BIGINT becomes NULL, which the count of non-NULL values finds)
+NUMPY_SCALAR_KINDS = frozenset("biufcmM")
+# what to do, by the first word of what _why_changed found
+FIXES = {
+    "integers": "Spark's BIGINT holds -2**63 to 2**63 - 1: convert the values to strings "
+    "(.astype(str)), or to Decimals with a schema that says so "
+    "(session.createDataFrame(df, schema='... DECIMAL(20,0)'))",
+    "digits": "Give the column its type (session.createDataFrame(df, schema='... DECIMAL(38,"
+    "<digits after the point>) ...')), or round the values in the model",
+    "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
+    "'utf-16', 'surrogatepass').decode('utf-16')) and remove lone ones",
+}
 
 
 def as_spark_frame(spark: Any, result: Any) -> Any:
@@ -63,8 +86,8 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
 
 def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
     """Refuse ``frame``, Spark's conversion of ``pandas_frame``, where a value the pandas
-    frame holds became NULL, was rounded or had its surrogates replaced (one Spark job: the
-    non-NULL values of each column counted)."""
+    frame holds became NULL, was rounded or had its surrogates replaced, at any depth (one
+    Spark job: the non-NULL values of each column counted)."""
     names = [f"c{i}" for i in range(len(frame.columns))]  # by position: names may repeat
     counted = frame.toDF(*names).select(*(F.count(F.col(n)) for n in names)).first()
     present = pandas_frame.notna().sum().tolist()
@@ -73,8 +96,7 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
         for i, field in enumerate(frame.schema.fields)
         if (
             problem := _nulled(field, pandas_frame.iloc[:, i], present[i] - counted[i])
-            or _surrogates(field, pandas_frame.iloc[:, i])
-            or _rounded(field, pandas_frame.iloc[:, i])
+            or _changed_inside(field, pandas_frame.iloc[:, i])
         )
     ]
     if problems:
@@ -91,49 +113,63 @@ def _nulled(field: Any, column: Any, lost: int) -> str | None:
         return None
     examples = [v for v in column if isinstance(v, numbers.Integral) and int(v) not in BIGINT_RANGE]
     fix = (
-        "Spark's BIGINT holds -2**63 to 2**63 - 1: convert the column to strings "
-        "(.astype(str)), or to Decimal values with a schema that says so "
-        "(session.createDataFrame(df, schema='... DECIMAL(20,0)'))"
+        FIXES["integers"]
         if examples
-        else "Give the column its type (session.createDataFrame(df, schema='...'))"
+        else "Give the column its type in a schema (session.createDataFrame(df, schema='...'))"
     )
     return (
         f"- `{field.name}` ({column.dtype}): {lost} value(s) became NULL{_shown(examples)}. {fix}."
     )
 
 
-def _surrogates(field: Any, column: Any) -> str | None:
-    """Strings of ``column`` holding UTF-16 surrogates, which Spark replaces."""
-    if not isinstance(field.dataType, StringType):
+def _changed_inside(field: Any, column: Any) -> str | None:
+    """Values of an object column (text, Decimals, lists, dicts) that Spark would hold
+    otherwise at some depth: :func:`_why_changed` of each, with examples and fixes."""
+    if column.dtype.kind in NUMPY_SCALAR_KINDS:
         return None
-    examples = [v for v in column if isinstance(v, str) and SURROGATE.search(v)]
-    if not examples:
+    found: dict[str, list[Any]] = {}
+    for value in column:
+        if (why := _why_changed(value, field.dataType)) is not None:
+            found.setdefault(why, []).append(value)
+    if not found:
         return None
-    return (
-        f"- `{field.name}`: {len(examples)} value(s) hold UTF-16 surrogates, which are not "
-        f"text (Spark would store U+FFFD in their place), e.g. "
-        f"{', '.join(ascii(v) for v in examples[:EXAMPLES])}. Join surrogate pairs into the "
-        f"characters they stand for (.str.encode('utf-16', 'surrogatepass').str.decode("
-        f"'utf-16')) and remove lone ones."
-    )
-
-
-def _rounded(field: Any, column: Any) -> str | None:
-    """Decimals of ``column`` with more digits after the point than Spark's type holds."""
-    if not isinstance(field.dataType, DecimalType) or column.dtype != object:
-        return None
-    scale = field.dataType.scale
-    digits = [_digits_after_point(v) for v in column]
-    examples = [v for v, d in zip(column, digits, strict=True) if d > scale]
-    if not examples:
-        return None
-    return (
+    return "\n".join(
         f"- `{field.name}` ({field.dataType.simpleString()}, as Spark inferred it): "
-        f"{len(examples)} value(s) have more than {scale} digits after the point and would "
-        f"be rounded{_shown(examples)}. Give the column its type (session.createDataFrame("
-        f"df, schema='... DECIMAL(38,{min(38, max(digits))})'), if the digits before the "
-        f"point fit in the rest), or round the values in the model."
+        f"{len(values)} value(s) hold {why}{_shown(values)}. {FIXES[why.split()[0]]}."
+        for why, values in found.items()
     )
+
+
+def _why_changed(value: Any, dtype: DataType) -> str | None:
+    """What in ``value``, converted to Spark's ``dtype``, Spark would store otherwise (its
+    kind, the first word a key of ``FIXES``); None if nothing."""
+    if isinstance(dtype, ArrayType | MapType | StructType):
+        return next(
+            (why for v, t in _parts(value, dtype) if (why := _why_changed(v, t)) is not None),
+            None,
+        )
+    if isinstance(dtype, IntegralType) and isinstance(value, numbers.Integral):
+        bits = INTEGER_BITS[dtype.typeName()]
+        if int(value) not in range(-(2 ** (bits - 1)), 2 ** (bits - 1)):
+            return f"integers beyond {dtype.simpleString().upper()}"
+    if isinstance(dtype, DecimalType) and _digits_after_point(value) > dtype.scale:
+        return f"digits past the {dtype.scale} after the point that Spark keeps (rounded)"
+    if isinstance(dtype, StringType) and isinstance(value, str) and SURROGATE.search(value):
+        return "surrogates (UTF-16 halves, which are not text: Spark stores U+FFFD)"
+    return None
+
+
+def _parts(value: Any, dtype: DataType) -> list[tuple[Any, DataType]]:
+    """The parts of a list, dict or tuple ``value`` with the Spark types they convert to."""
+    if isinstance(dtype, ArrayType) and isinstance(value, list | tuple | numpy.ndarray):
+        return [(v, dtype.elementType) for v in value]
+    if isinstance(dtype, MapType) and isinstance(value, dict):
+        return [p for k, v in value.items() for p in ((k, dtype.keyType), (v, dtype.valueType))]
+    if isinstance(dtype, StructType) and isinstance(value, dict):
+        return [(value.get(f.name), f.dataType) for f in dtype.fields]
+    if isinstance(dtype, StructType) and isinstance(value, tuple):
+        return [(v, f.dataType) for v, f in zip(value, dtype.fields, strict=False)]
+    return []
 
 
 def _digits_after_point(value: Any) -> int:
@@ -149,4 +185,10 @@ def _digits_after_point(value: Any) -> int:
 
 
 def _shown(examples: list[Any]) -> str:
-    return f", e.g. {', '.join(str(v) for v in examples[:EXAMPLES])}" if examples else ""
+    """A few examples for a message, text that UTF-8 can write: a string's surrogates
+    escaped (``\\ud83d``), as a list's or dict's ``repr`` escapes them."""
+    shown = [
+        v.encode("utf-8", "backslashreplace").decode() if isinstance(v, str) else str(v)
+        for v in examples[:EXAMPLES]
+    ]
+    return f", e.g. {', '.join(shown)}" if shown else ""
