@@ -34,7 +34,6 @@ from pyspark.sql.types import (
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
 
-BIGINT_RANGE = range(-(2**63), 2**63)
 # a Python str may hold UTF-16 surrogates (chr(0xD83D), or a pair of them where one
 # character was meant), which UTF-8 cannot encode
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -107,11 +106,11 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
 
 
 def _nulled(field: Any, column: Any, lost: int) -> str | None:
-    """``lost`` values of ``column`` that Spark made NULL: integers beyond BIGINT, as far as
-    Spark's conversion goes."""
+    """``lost`` values of ``column`` that Spark made NULL: integers beyond the column's type
+    (:func:`_why_changed`), as far as Spark's conversion goes."""
     if lost <= 0:
         return None
-    examples = [v for v in column if isinstance(v, numbers.Integral) and int(v) not in BIGINT_RANGE]
+    examples = [v for v in column if _why_changed(v, field.dataType) is not None]
     fix = (
         FIXES["integers"]
         if examples
