@@ -6,7 +6,9 @@ beyond BIGINT (a ``uint64`` above 2**63 - 1, a Python int in an object column) b
 NULL; a ``Decimal`` with more digits after the point than the type Spark inferred is
 rounded (Spark infers ``DECIMAL(38,18)`` whenever Arrow cannot take the frame whole); a
 string holding UTF-16 surrogates (lone, or a pair where one character was meant) gets
-U+FFFD in their place. Main would then differ from what the model returned while every
+U+FFFD in their place; a value of another kind than the type Spark inferred for its column
+is converted to it (``2`` to ``'2'``, ``True`` to ``1.0``, ``b'a'`` to ``"b'a'"``, a
+``datetime`` to its date). Main would then differ from what the model returned while every
 check of the engine passed, as the snapshot is what Spark holds. Each is found after the
 conversion, at any depth of lists, dicts and tuples (by the type Spark inferred for them),
 and refused before anything is written. Timestamps keep microseconds, as Spark holds them
@@ -14,22 +16,31 @@ and refused before anything is written. Timestamps keep microseconds, as Spark h
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import numbers
 import re
 from typing import Any
 
 import numpy
+import pandas
 from pyspark.errors import PySparkTypeError, PySparkValueError
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
+    BooleanType,
     DataType,
+    DateType,
     DecimalType,
+    DoubleType,
+    FloatType,
     IntegralType,
     MapType,
     StringType,
     StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
@@ -42,6 +53,20 @@ INTEGER_BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 # pandas columns of numpy numbers, booleans and datetimes: Spark holds their values (a uint64
 # beyond BIGINT becomes NULL, which the count of non-NULL values finds)
 NUMPY_SCALAR_KINDS = frozenset("biufcmM")
+# the Python values each Spark type holds as they are (a bool is not a number here); a
+# value of another kind, which Spark converts (and so changes), is refused
+KINDS: dict[type, tuple[type, ...]] = {
+    StringType: (str,),
+    BinaryType: (bytes, bytearray),
+    BooleanType: (bool, numpy.bool_),
+    IntegralType: (numbers.Integral,),
+    FloatType: (numbers.Real,),
+    DoubleType: (numbers.Real,),
+    DecimalType: (decimal.Decimal, numbers.Integral),
+    DateType: (datetime.date,),
+    TimestampType: (datetime.date, numpy.datetime64),
+    TimestampNTZType: (datetime.date, numpy.datetime64),
+}
 # what to do, by the first word of what _why_changed found
 FIXES = {
     "integers": "Spark's BIGINT holds -2**63 to 2**63 - 1: convert the values to strings "
@@ -49,6 +74,8 @@ FIXES = {
     "(session.createDataFrame(df, schema='... DECIMAL(20,0)'))",
     "digits": "Give the column its type (session.createDataFrame(df, schema='... DECIMAL(38,"
     "<digits after the point>) ...')), or round the values in the model",
+    "other": "Give the column values of one kind in the model (e.g. .astype(str) for text, "
+    "pd.to_datetime(...) for datetimes and .dt.date for dates, float(...) for numbers)",
     "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
     "'utf-16', 'surrogatepass').decode('utf-16')) and remove lone ones",
 }
@@ -60,11 +87,7 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
         return result
     if hasattr(result, "to_spark"):  # pandas-on-Spark
         return result.to_spark()
-    try:
-        import pandas
-    except ImportError:
-        pandas = None
-    if pandas is not None and isinstance(result, pandas.DataFrame):
+    if isinstance(result, pandas.DataFrame):
         try:
             frame = spark.createDataFrame(result)
         except (PySparkTypeError, PySparkValueError) as error:  # types it cannot infer
@@ -155,7 +178,36 @@ def _why_changed(value: Any, dtype: DataType) -> str | None:
         return f"digits past the {dtype.scale} after the point that Spark keeps (rounded)"
     if isinstance(dtype, StringType) and isinstance(value, str) and SURROGATE.search(value):
         return "surrogates (UTF-16 halves, which are not text: Spark stores U+FFFD)"
-    return None
+    return _other_kind(value, dtype)
+
+
+def _other_kind(value: Any, dtype: DataType) -> str | None:
+    """A value that is not of a kind ``dtype`` holds as it is (:data:`KINDS`), which Spark
+    converts: a number or a date to text, a bool to a number, a datetime to its date.
+    Missing values (None, NaN, NA, NaT) become NULL, as pandas means them."""
+    kinds = next((k for t, k in KINDS.items() if isinstance(dtype, t)), None)
+    if kinds is None or _missing(value):
+        return None
+    held = isinstance(value, kinds) and not (
+        isinstance(value, bool | numpy.bool_) and not isinstance(dtype, BooleanType)
+    )
+    if held and isinstance(dtype, DateType) and isinstance(value, datetime.datetime):
+        held = value.tzinfo is None and value.time() == datetime.time()  # nothing dropped
+    if held:
+        return None
+    name = dtype.simpleString().upper()
+    return f"other kinds of value than {name} (Python {type(value).__name__}), which Spark converts"
+
+
+def _missing(value: Any) -> bool:
+    """A value pandas means as missing, which Spark makes NULL."""
+    if value is None or value is pandas.NA or value is pandas.NaT:
+        return True
+    if isinstance(value, numpy.datetime64):
+        return bool(numpy.isnat(value))
+    if isinstance(value, float | numpy.floating):
+        return bool(numpy.isnan(value))
+    return isinstance(value, decimal.Decimal) and value.is_nan()
 
 
 def _parts(value: Any, dtype: DataType) -> list[tuple[Any, DataType]]:
