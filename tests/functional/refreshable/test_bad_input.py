@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 
+import pandas as pd
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.commits import (
@@ -490,3 +491,29 @@ def test_a_lossy_parquet_session_refreshes_a_model_of_other_types(spark):
     model.refresh(f"{select}, TIMESTAMP'2026-01-01 00:00:00.000001' AS t")
     with session_confs(spark, lossy), pytest.raises(ConfigError, match=r"timestamps in \['t'\]"):
         model.refresh(select)
+
+
+FAILING_SNAPSHOTS = {
+    "the model fails": (lambda: 1 / 0, "division by zero"),
+    "pandas refused": (lambda: pd.DataFrame({"id": [1], "v": ["\ud800"]}), "other values"),
+    "no key column": ("SELECT 1 AS other, 'x' AS v", "unique_key"),
+    "a failed cast": ("SELECT CAST(v AS INT) AS id, v FROM VALUES ('1'), ('one') AS t(v)", "one"),
+    "a NULL key": ("SELECT CAST(NULL AS INT) AS id, 'x' AS v", "NULL in unique_key"),
+    "a key twice": ("SELECT 1 AS id, v FROM VALUES ('x'), ('y') AS t(v)", "duplicate unique_key"),
+}
+
+
+def test_a_full_refresh_whose_snapshot_fails_or_is_refused_keeps_main(spark):
+    """--full-refresh drops main only once the model has run and its snapshot's columns,
+    rows and keys are known good: a model that fails, or a snapshot refused, leaves main and
+    its version as they were (main was dropped first, and the run said main was not
+    touched). A failed cast is an error under ANSI mode, which the session sets."""
+    session = spark.newSession()
+    session.conf.set("spark.sql.ansi.enabled", "true")
+    model = EngineModel(session, "id INT, v STRING", unique_key="id")
+    model.refresh([(1, "a"), (2, "b")])
+    before = model.main(), model.version()
+    for case, (snapshot, raised) in FAILING_SNAPSHOTS.items():
+        with pytest.raises(Exception, match=raised):
+            model.refresh(snapshot, full_refresh=True)
+        assert (model.main(), model.version()) == before, case

@@ -37,6 +37,7 @@ from dbt.adapters.spark_refreshable.engine.errors import RefreshError, SnapshotR
 from dbt.adapters.spark_refreshable.engine.load import (
     StagedSnapshot,
     StagedTotals,
+    duplicate_keys_refused,
     staging_totals_sql,
 )
 from dbt.adapters.spark_refreshable.engine.naming import (
@@ -602,11 +603,7 @@ def refuse_bad_keys(
             ", ".join(f"{k}={row[k]!r}" for k in keys) + _copies(row.asDict()) for row in examples
         )
         if op == DUPLICATE:
-            raise SnapshotRejectedError(
-                f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown} "
-                f"({count} key(s) in all). unique_key must identify one row: fix the model "
-                f"(deduplicate) or the key. Main was not touched."
-            )
+            raise SnapshotRejectedError(duplicate_keys_refused(keys, shown, count))
         held = (
             f"holds {count} unique_key {list(keys)} value(s) more than once, e.g. {shown}"
             if op == MAIN_DUPLICATE

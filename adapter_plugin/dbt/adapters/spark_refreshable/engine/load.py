@@ -38,6 +38,7 @@ from dbt.adapters.spark_refreshable.engine.errors import (
 )
 from dbt.adapters.spark_refreshable.engine.naming import (
     HASH_COLUMN,
+    RESERVED_PREFIX,
     VNODE_COLUMN,
     ModelTables,
     fold_name,
@@ -163,12 +164,49 @@ def refuse_null_keys(
     """Refuse a snapshot with rows whose unique_key has a NULL (the diff counted them)."""
     if not staged.null_keys:
         return
-    null_key = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
-    examples = spark.sql(f"SELECT * FROM {tables.staging} WHERE {null_key} LIMIT {EXAMPLES}")
-    raise SnapshotRejectedError(
-        f"The snapshot has {staged.null_keys} row(s) with a NULL in unique_key {list(keys)}, "
-        f"e.g. {_examples(examples)}. Every row needs a key: filter or coalesce them in the "
+    examples = spark.sql(f"SELECT * FROM {tables.staging} WHERE {_null_key(keys)} LIMIT {EXAMPLES}")
+    raise SnapshotRejectedError(null_keys_refused(staged.null_keys, keys, _examples(examples)))
+
+
+def refuse_unkeyed_rows(frame: Any, keys: tuple[str, ...]) -> None:
+    """Refuse a snapshot with a NULL in unique_key or a key twice, read from the snapshot
+    itself (two Spark jobs): ``--full-refresh`` checks it before it drops main, where a
+    cycle finds both in staging (:func:`refuse_null_keys`) and in its diff."""
+    from pyspark.sql import functions as F
+
+    nulls = frame.where(_null_key(keys))
+    if count := nulls.count():
+        raise SnapshotRejectedError(
+            null_keys_refused(count, keys, _examples(nulls.limit(EXAMPLES)))
+        )
+    rows = f"{RESERVED_PREFIX}rows"
+    copies = frame.groupBy(*(ident(k) for k in keys)).agg(F.count(F.lit(1)).alias(rows))
+    copies = copies.where(f"{rows} > 1")
+    if count := copies.count():
+        shown = "; ".join(
+            ", ".join(f"{k}={row[k]!r}" for k in keys) + f" ({row[rows]} rows)"
+            for row in showable(copies.limit(EXAMPLES)).collect()
+        )
+        raise SnapshotRejectedError(duplicate_keys_refused(keys, shown, count))
+
+
+def _null_key(keys: tuple[str, ...]) -> str:
+    return " OR ".join(f"{ident(k)} IS NULL" for k in keys)
+
+
+def null_keys_refused(count: int, keys: tuple[str, ...], examples: str) -> str:
+    return (
+        f"The snapshot has {count} row(s) with a NULL in unique_key {list(keys)}, "
+        f"e.g. {examples}. Every row needs a key: filter or coalesce them in the "
         f"model. Main was not touched."
+    )
+
+
+def duplicate_keys_refused(keys: tuple[str, ...], shown: str, count: int) -> str:
+    return (
+        f"The snapshot has duplicate unique_key {list(keys)} values, e.g. {shown} "
+        f"({count} key(s) in all). unique_key must identify one row: fix the model "
+        f"(deduplicate) or the key. Main was not touched."
     )
 
 

@@ -229,6 +229,8 @@ class RefreshRun:
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> RefreshResult:
+        if full_refresh:
+            snapshot = self._held_before_full_refresh(snapshot)
         with self.clock.measure("bookkeeping"):
             found, outdated = self._claim(snapshot, full_refresh)
             if isinstance(found, RefreshResult):
@@ -252,6 +254,20 @@ class RefreshRun:
             raise
         self.lease.forget()
         return self._result()
+
+    def _held_before_full_refresh(self, snapshot: Callable[[], Any]) -> Callable[[], Any]:
+        """``--full-refresh`` drops main before it rebuilds it. First the model runs, its
+        snapshot's columns are checked, every row is computed and held by Spark
+        (``localCheckpoint``) and its keys checked: a model that fails, or a snapshot refused
+        for its columns or keys, leaves main as it was. The
+        cycle then loads the rows held; the model does not run again."""
+        self._read_inputs(snapshot)  # what the model reads, from its own plan
+        with self.clock.measure("load"):
+            frame = as_spark_frame(self.spark, snapshot())
+            plan = load.plan_for(self.spark, frame, self.tables, self.config, None)
+            held = frame.localCheckpoint(eager=True)
+            load.refuse_unkeyed_rows(held, plan.keys)
+        return lambda: held
 
     def _claim(
         self, snapshot: Callable[[], Any], full_refresh: bool
