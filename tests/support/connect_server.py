@@ -1,6 +1,6 @@
 """A real Spark Connect server for a test module (scripts/connect_server.py, on a free
 loopback port, with a warehouse and metastore of its own), and a client of this process to
-read what the `dbt` processes left in its tables."""
+read what the `dbt` processes left in its tables or to convert frames."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tests.support.dbt_projects import free_port
 from tests.support.processes import run_bounded
@@ -32,13 +33,19 @@ class ConnectServer:
     def rows(self, table: str) -> list[tuple]:
         """Every row of ``table``, read through the server by a Connect client of this
         process (a second, independent reader: no `dbt` process involved)."""
+        with self.session() as spark:
+            return [tuple(row) for row in spark.table(table).collect()]
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Any]:
+        """A Connect client session of this process, stopped at the end."""
         from pyspark.sql.connect.session import SparkSession
 
         # the Connect session class itself: no environment switch that would turn the
         # classic session other tests of this process build into a Connect one
         spark = SparkSession.builder.remote(f"sc://127.0.0.1:{self.port}").create()
         try:
-            return [tuple(row) for row in spark.table(table).collect()]
+            yield spark
         finally:
             spark.stop()  # no client threads left behind to keep pytest alive
 

@@ -20,8 +20,11 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
 from tests.support.connect_server import ConnectServer, started_server
 from tests.support.dbt_projects import (
     DBT_TIMEOUT,
@@ -241,6 +244,26 @@ def test_a_process_paused_past_its_lease_writes_nothing_when_it_goes_on(project,
     code = paused.wait(timeout=DBT_TIMEOUT)
     assert code != 0 and "lost the refresh lock" in paused.output, paused.output[-3000:]
     assert_holds(server, proved, "taken_over", 3)
+
+
+def test_pandas_frames_a_connect_client_cannot_send_or_would_change_are_refused(server):
+    """A Spark Connect client sends a pandas frame through Arrow alone: the server refuses
+    unsigned and float16 columns (UNSUPPORTED_ARROWTYPE) and the client a Python int beyond
+    BIGINT (OverflowError), each refused naming what to change; a datetime among dates
+    becomes its date there too, refused as on a classic session. A sound frame converts."""
+    day, moment = datetime(2024, 2, 29).date(), datetime(2024, 2, 29, 13, 5)
+    frames = {
+        "`u` (uint8)": pd.DataFrame({"id": [1], "u": pd.Series([200], dtype="uint8")}),
+        "`h` (float16)": pd.DataFrame({"id": [1], "h": pd.Series([0.5], dtype="float16")}),
+        "beyond BIGINT": pd.DataFrame({"id": [1], "big": pd.Series([2**64], dtype=object)}),
+        "other kinds of value than DATE": pd.DataFrame({"id": [1, 2], "d": [day, moment]}),
+    }
+    with server.session() as spark:
+        for expected, frame in frames.items():
+            with pytest.raises(ConfigError, match=expected):
+                as_spark_frame(spark, frame)
+        sound = pd.DataFrame({"id": [1, 2], "d": [day, day]})
+        assert [tuple(r) for r in as_spark_frame(spark, sound).collect()] == [(1, day), (2, day)]
 
 
 def test_the_proof_tests_pass_on_every_table_the_tests_above_left(project, proved):

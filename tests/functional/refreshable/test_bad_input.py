@@ -500,20 +500,32 @@ FAILING_SNAPSHOTS = {
     "a failed cast": ("SELECT CAST(v AS INT) AS id, v FROM VALUES ('1'), ('one') AS t(v)", "one"),
     "a NULL key": ("SELECT CAST(NULL AS INT) AS id, 'x' AS v", "NULL in unique_key"),
     "a key twice": ("SELECT 1 AS id, v FROM VALUES ('x'), ('y') AS t(v)", "duplicate unique_key"),
+    "a broken constraint": ("SELECT 1 AS id, 'bad' AS v", "break the contract's constraint"),
+    "a lost partition value": ("SELECT 1 AS id, '' AS v", "partitioning by `v`"),
+    "another model's folder": ("SELECT 1 AS id, 'x' AS v", "holds the main table of the model"),
 }
 
 
-def test_a_full_refresh_whose_snapshot_fails_or_is_refused_keeps_main(spark):
-    """--full-refresh drops main only once the model has run and its snapshot's columns,
-    rows and keys are known good: a model that fails, or a snapshot refused, leaves main and
-    its version as they were (main was dropped first, and the run said main was not
-    touched). A failed cast is an error under ANSI mode, which the session sets."""
+def test_a_full_refresh_whose_snapshot_fails_or_is_refused_keeps_main(spark, tmp_path):
+    """--full-refresh drops main only once the model has run and its snapshot is checked as
+    a load checks it (columns, keys, the contract's constraints, partition values, main's
+    folder): a model that fails, or a snapshot refused, leaves main and its version as they
+    were (main was dropped first, and the run said main was not touched). A failed cast is
+    an error under ANSI mode, which the session sets. The last case moves main's folder
+    (location_root) to where another model's main is."""
     session = spark.newSession()
     session.conf.set("spark.sql.ansi.enabled", "true")
-    model = EngineModel(session, "id INT, v STRING", unique_key="id")
+    config = {"constraints": [("v_known", "v <> 'bad'")], "partition_by": "v"}
+    model = EngineModel(session, "id INT, v STRING", unique_key="id", **config)
     model.refresh([(1, "a"), (2, "b")])
     before = model.main(), model.version()
     for case, (snapshot, raised) in FAILING_SNAPSHOTS.items():
+        if case == "another model's folder":  # the same alias in another schema
+            other = EngineModel(session, "id INT, v STRING", unique_key="id")
+            other.tables = ModelTables(f"{model.tables.schema}_marts", model.tables.identifier)
+            session.sql(f"CREATE SCHEMA IF NOT EXISTS {other.tables.schema}")
+            other.refresh([(3, "c")], location_root=str(tmp_path))
+            model.config["location_root"] = str(tmp_path)
         with pytest.raises(Exception, match=raised):
             model.refresh(snapshot, full_refresh=True)
         assert (model.main(), model.version()) == before, case

@@ -226,18 +226,20 @@ def check_constraints(
     tables: ModelTables,
     contract: tuple[tuple[str, str], ...],
     mains_own: dict[str, str],
+    rows: str | None = None,
 ) -> None:
     """Refuse a snapshot with rows that break a CHECK constraint main holds through the
     merge (Delta's CHECK: an expression that is false or NULL), before main is touched: the
     contract's, and main's own (``mains_own``: a user's, added to the table outside the
     contract), which Delta would otherwise enforce on a chunk's ``MERGE`` midway through
-    the cycle. One pass over staging for each. A constraint of main's own that staging
-    cannot resolve (a column only main has) is left to Delta."""
+    the cycle. One pass over staging (or the relation ``rows``) for each. A constraint of
+    main's own that staging cannot resolve (a column only main has) is left to Delta."""
+    rows = rows or tables.staging
     if contract:
-        _refuse_broken(spark, tables, contract, ContractConstraints(tables))
-    own = tuple((name, e) for name, e in mains_own.items() if _resolves(spark, tables, e))
+        _refuse_broken(spark, rows, contract, ContractConstraints(tables))
+    own = tuple((name, e) for name, e in mains_own.items() if _resolves(spark, rows, e))
     if own:
-        _refuse_broken(spark, tables, own, MainsOwnConstraints(tables))
+        _refuse_broken(spark, rows, own, MainsOwnConstraints(tables))
 
 
 @dataclass(frozen=True)
@@ -328,11 +330,11 @@ class PartitionValues(ContractConstraints):
         )
 
 
-def _resolves(spark: Any, tables: ModelTables, expression: str) -> bool:
-    """Whether ``expression`` names only what staging has. Analyzed by asking the schema,
-    which a Spark Connect client does only then."""
+def _resolves(spark: Any, rows: str, expression: str) -> bool:
+    """Whether ``expression`` names only what the relation ``rows`` has. Analyzed by asking
+    the schema, which a Spark Connect client does only then."""
     try:
-        spark.sql(f"SELECT ({expression}) FROM {tables.staging}").schema  # noqa: B018
+        spark.sql(f"SELECT ({expression}) FROM {rows}").schema  # noqa: B018
     except AnalysisException:
         return False
     return True
@@ -340,16 +342,16 @@ def _resolves(spark: Any, tables: ModelTables, expression: str) -> bool:
 
 def _refuse_broken(
     spark: Any,
-    tables: ModelTables,
+    rows: str,
     constraints: tuple[tuple[str, str], ...],
     whose: ContractConstraints,
 ) -> None:
-    """Refuse a snapshot with rows that break one of ``constraints``, or on which one
-    cannot be evaluated, as ``whose`` names them."""
+    """Refuse a snapshot (the relation ``rows``) with rows that break one of
+    ``constraints``, or on which one cannot be evaluated, as ``whose`` names them."""
     broken = [f"NOT coalesce(({expression}), false)" for _, expression in constraints]
     counts = ", ".join(f"count_if({b}) AS c{i}" for i, b in enumerate(broken))
     try:
-        row = spark.sql(f"SELECT {counts} FROM {tables.staging}").collect()[0]
+        row = spark.sql(f"SELECT {counts} FROM {rows}").collect()[0]
     except EXPRESSION_ERRORS as error:
         shown = "; ".join(f"{n}: {e}" for n, e in constraints)
         raise ConfigError(
@@ -359,9 +361,7 @@ def _refuse_broken(
         ) from None
     for i, (name, expression) in enumerate(constraints):
         if row[f"c{i}"]:
-            examples = spark.sql(
-                f"SELECT * FROM {tables.staging} WHERE {broken[i]} LIMIT {EXAMPLES}"
-            )
+            examples = spark.sql(f"SELECT * FROM {rows} WHERE {broken[i]} LIMIT {EXAMPLES}")
             raise SnapshotRejectedError(
                 f"The snapshot has {row[f'c{i}']} row(s) that break {whose.one(name, expression)}, "
                 f"e.g. {_examples(examples)}. {whose.fix([name])} Main was not touched."
@@ -369,13 +369,18 @@ def _refuse_broken(
 
 
 def refuse_lost_partition_values(
-    spark: Any, tables: ModelTables, partition_columns: list[str], schema: StructType
+    spark: Any,
+    tables: ModelTables,
+    partition_columns: list[str],
+    schema: StructType,
+    rows: str | None = None,
 ) -> None:
     """Refuse a snapshot with a value that main's partitioning would change, before main is
     touched: main would differ from the snapshot, and the row hashes kept for the next cycle
-    would say it does not. One pass over staging, only for a main partitioned by a STRING,
-    BINARY or TIMESTAMP column. A TIMESTAMP partition value is written as the session's local
-    time: an instant whose local time the clock shows twice comes back as the first."""
+    would say it does not. One pass over staging (or the relation ``rows``), only for a main
+    partitioned by a STRING, BINARY or TIMESTAMP column. A TIMESTAMP partition value is
+    written as the session's local time: an instant whose local time the clock shows twice
+    comes back as the first."""
     partitioned = {fold_name(c) for c in partition_columns}
     values = ", ".join(literal(v) for v in LOST_PARTITION_VALUES)
     checks: list[tuple[str, str]] = []
@@ -412,7 +417,8 @@ def refuse_lost_partition_values(
             f"`dbt run --full-refresh`). Main was not touched."
         )
     if checks:
-        _refuse_broken(spark, tables, tuple(checks), PartitionValues(tables, frozenset(timestamps)))
+        whose = PartitionValues(tables, frozenset(timestamps))
+        _refuse_broken(spark, rows or tables.staging, tuple(checks), whose)
 
 
 def check_delete_guards(

@@ -94,7 +94,11 @@ from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
 from dbt.adapters.spark_refreshable.engine.recovery import Recovery, describe, recovery_for
 from dbt.adapters.spark_refreshable.engine.report import ProgressReporter, Stopwatch
 from dbt.adapters.spark_refreshable.engine.spec import RefreshConfig
-from dbt.adapters.spark_refreshable.engine.sql import refuse_sql_text_settings, row_hash_expression
+from dbt.adapters.spark_refreshable.engine.sql import (
+    refuse_sql_text_settings,
+    row_hash_expression,
+    temp_view,
+)
 from dbt.adapters.spark_refreshable.engine.state import RELEASED_OWNER, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
     FILES_GONE,
@@ -217,6 +221,7 @@ class RefreshRun:
         self.report = ProgressReporter(tables.display)
         self.view = f"refreshable_changes_{owner.owner_id}"
         self.index_view = f"refreshable_index_{owner.owner_id}"
+        self.snapshot_view = f"refreshable_snapshot_{owner.owner_id}"  # a --full-refresh's
         self.result = RefreshResult()
         self._checkpoints_written = False  # has the cycle any progress row yet
         self._unrecorded: list[progress.MergedChunk] = []  # merged, not in the progress table
@@ -256,17 +261,23 @@ class RefreshRun:
         return self._result()
 
     def _held_before_full_refresh(self, snapshot: Callable[[], Any]) -> Callable[[], Any]:
-        """``--full-refresh`` drops main before it rebuilds it. First the model runs, its
-        snapshot's columns are checked, every row is computed and held by Spark
-        (``localCheckpoint``) and its keys checked: a model that fails, or a snapshot refused
-        for its columns or keys, leaves main as it was. The
-        cycle then loads the rows held; the model does not run again."""
+        """``--full-refresh`` drops main before it rebuilds it. First the model runs and every
+        row of its snapshot is computed and held by Spark (``localCheckpoint``), and checked
+        as a first build's load checks it: columns, main's folder, keys, the contract's
+        constraints, partition values. A model that fails, or a snapshot refused, leaves main
+        as it was. The cycle then loads the rows held; the model does not run again."""
+        spark, tables, config = self.spark, self.tables, self.config
         self._read_inputs(snapshot)  # what the model reads, from its own plan
         with self.clock.measure("load"):
-            frame = as_spark_frame(self.spark, snapshot())
-            plan = load.plan_for(self.spark, frame, self.tables, self.config, None)
+            frame = as_spark_frame(spark, snapshot())
+            plan = load.plan_for(spark, frame, tables, config, None)
+            refuse_another_models_location(spark, tables, config, None)
             held = frame.localCheckpoint(eager=True)
             load.refuse_unkeyed_rows(held, plan.keys)
+            with temp_view(held, self.snapshot_view) as rows:
+                load.check_constraints(spark, tables, config.constraints, {}, rows)
+                partitioned = list(config.partition_by)
+                load.refuse_lost_partition_values(spark, tables, partitioned, plan.schema, rows)
         return lambda: held
 
     def _claim(
