@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy
 import pandas
-from pyspark.errors import PySparkTypeError, PySparkValueError
-from pyspark.sql import functions as F
+from pyspark.errors import PySparkException
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -67,6 +66,9 @@ KINDS: dict[type, tuple[type, ...]] = {
     TimestampType: (datetime.date, numpy.datetime64),
     TimestampNTZType: (datetime.date, numpy.datetime64),
 }
+# how Spark's conversion of a pandas frame fails: types it cannot infer, and on Spark
+# Connect (Arrow alone) the server's refusals and the client's overflows
+CONVERSION_ERRORS = (PySparkException, OverflowError, ValueError, NotImplementedError)
 # what to do, by the first word of what _why_changed found
 FIXES = {
     "integers": "Spark's BIGINT holds -2**63 to 2**63 - 1: convert the values to strings "
@@ -90,10 +92,11 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
     if isinstance(result, pandas.DataFrame):
         try:
             frame = spark.createDataFrame(result)
-        except (PySparkTypeError, PySparkValueError) as error:  # types it cannot infer
+            frame.schema  # noqa: B018 - a Spark Connect server reads the frame only then
+        except CONVERSION_ERRORS as error:
             raise ConfigError(
-                f"The Python model returned a pandas DataFrame whose column types Spark "
-                f"cannot infer ({first_line(error)}): return "
+                f"The Python model returned a pandas DataFrame that Spark cannot convert "
+                f"({first_line(error)}).{_columns_arrow_refuses(error, result)} Return "
                 f"session.createDataFrame(df, schema='id INT, name STRING') with its columns' "
                 f"types instead (an empty frame has no values to infer them from). Main was "
                 f"not touched."
@@ -106,12 +109,34 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
     )
 
 
+def _columns_arrow_refuses(error: BaseException, frame: Any) -> str:
+    """What to change where Spark Connect, which sends a pandas frame through Arrow alone,
+    refused it: a column of unsigned integers, float16 or complex numbers, or a Python int
+    beyond BIGINT; "" otherwise."""
+    if isinstance(error, OverflowError):
+        return f" It holds a Python int beyond BIGINT: {FIXES['integers']}."
+    if "ARROWTYPE" not in str(error) and not isinstance(error, NotImplementedError):
+        return ""
+    untakeable = [
+        f"`{name}` ({dtype})"
+        for name, dtype in frame.dtypes.items()
+        if dtype.kind in "uc" or dtype == numpy.float16
+    ]
+    if not untakeable:
+        return ""
+    return (
+        f" Spark Connect takes no column of unsigned integers, float16 or complex numbers: "
+        f"{', '.join(untakeable)}. Convert them in the model (.astype('int64'), or "
+        f"'float64'; a complex number as two float columns)."
+    )
+
+
 def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
     """Refuse ``frame``, Spark's conversion of ``pandas_frame``, where a value the pandas
     frame holds became NULL, was rounded or had its surrogates replaced, at any depth (one
     Spark job: the non-NULL values of each column counted)."""
     names = [f"c{i}" for i in range(len(frame.columns))]  # by position: names may repeat
-    counted = frame.toDF(*names).select(*(F.count(F.col(n)) for n in names)).first()
+    counted = frame.toDF(*names).selectExpr(*(f"count({n})" for n in names)).first()
     present = pandas_frame.notna().sum().tolist()
     problems = [
         problem
