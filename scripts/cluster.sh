@@ -85,12 +85,15 @@ with socket.socket() as s:
 EOF
 }
 
-# The master's JSON status, or nothing when it does not answer.
+# The master's JSON status, or nothing when it does not answer with one (a web UI that is
+# starting may send an empty page).
 master_json() {
   "$python" - "$status_url" <<'EOF' 2>/dev/null || true
-import sys, urllib.request
+import json, sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=3) as response:
-    print(response.read().decode())
+    text = response.read().decode()
+json.loads(text)
+print(text)
 EOF
 }
 

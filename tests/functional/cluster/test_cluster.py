@@ -10,6 +10,7 @@ Delta's jars from the driver."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import socket
@@ -168,6 +169,42 @@ def test_dbt_names_the_fix_when_the_cluster_is_not_started(tmp_path) -> None:
     assert "No Spark standalone master answers" in debug.stdout, debug.stdout[-3000:]
     assert "spark.master in the profile" in debug.stdout
     assert time.monotonic() - started < 60, "waited for Spark's retries instead of failing"
+
+
+def test_a_master_answering_with_an_empty_page_is_one_not_answering_yet(tmp_path) -> None:
+    """A master's web UI that is starting may answer its JSON status with an empty page:
+    `start` counted the workers of that page and stopped with a JSONDecodeError before it
+    waited for them (gate 141's cluster module failed so). Here a stand-in master (a
+    process with the master's class in its command line, its web UI an empty page): `start`
+    waits for the workers, and says none registered."""
+
+    class EmptyPage(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    cluster = Cluster(tmp_path / "state")
+    cluster.env["REFRESHABLE_CLUSTER_TIMEOUT"] = "3"
+    cluster.state.mkdir()
+    master_class = "org.apache.spark.deploy.master.Master"
+    master = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", master_class])
+    (cluster.state / "master.pid").write_text(str(master.pid))
+    (cluster.state / "ports").write_text(f"{cluster.port} {cluster.webui_port}\n")
+    try:
+        with http.server.HTTPServer(("127.0.0.1", cluster.webui_port), EmptyPage) as web_ui:
+            threading.Thread(target=web_ui.serve_forever, daemon=True).start()
+            started = cluster.script("start")
+            web_ui.shutdown()
+    finally:
+        cluster.script("stop")
+        master.kill()
+        master.wait()
+    assert "only 0 of 2 workers registered" in started.stderr, started.stderr[-3000:]
+    assert "JSONDecodeError" not in started.stderr
 
 
 def test_the_script_refuses_a_busy_port_and_reports_a_stopped_cluster(tmp_path) -> None:
