@@ -8,11 +8,13 @@ rounded (Spark infers ``DECIMAL(38,18)`` whenever Arrow cannot take the frame wh
 string holding UTF-16 surrogates (lone, or a pair where one character was meant) gets
 U+FFFD in their place; a value of another kind than the type Spark inferred for its column
 is converted to it (``2`` to ``'2'``, ``True`` to ``1.0``, ``b'a'`` to ``"b'a'"``, a
-``datetime`` to its date). Main would then differ from what the model returned while every
-check of the engine passed, as the snapshot is what Spark holds. Each is found after the
-conversion, at any depth of lists, dicts and tuples (by the type Spark inferred for them),
-and refused before anything is written. Timestamps keep microseconds, as Spark holds them
-(a pandas nanosecond is dropped, as by every Spark write)."""
+``datetime`` to its date, a set to an array in the order of its hash, an object to a struct
+of its attributes); and it reads the frame's columns alone, so a named index (what
+``set_index`` and ``groupby`` leave) is dropped. Main would then differ from what the model
+returned while every check of the engine passed, as the snapshot is what Spark holds. Each
+is found after the conversion, at any depth of lists, dicts and tuples (by the type Spark
+inferred for them), and refused before anything is written. Timestamps keep microseconds,
+as Spark holds them (a pandas nanosecond is dropped, as by every Spark write)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from typing import Any
 
 import numpy
 import pandas
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql.types import (
     ArrayType,
@@ -65,6 +68,9 @@ KINDS: dict[type, tuple[type, ...]] = {
     DateType: (datetime.date,),
     TimestampType: (datetime.date, numpy.datetime64),
     TimestampNTZType: (datetime.date, numpy.datetime64),
+    ArrayType: (list, tuple, numpy.ndarray),  # not a set: its order is its hash's
+    MapType: (dict,),
+    StructType: (dict, tuple),  # an object Spark reads by its attributes: see _other_kind
 }
 # how Spark's conversion of a pandas frame fails: types it cannot infer, and on Spark
 # Connect (Arrow alone) the server's refusals and the client's overflows
@@ -77,7 +83,12 @@ FIXES = {
     "digits": "Give the column its type (session.createDataFrame(df, schema='... DECIMAL(38,"
     "<digits after the point>) ...')), or round the values in the model",
     "other": "Give the column values of one kind in the model (e.g. .astype(str) for text, "
-    "pd.to_datetime(...) for datetimes and .dt.date for dates, float(...) for numbers)",
+    "pd.to_datetime(...) for datetimes and .dt.date for dates, float(...) for numbers, "
+    "sorted(...) for a set, a dict for an object)",
+    "infinite": "Spark's DECIMAL holds finite numbers: make the infinite ones None, or the "
+    "column float",
+    "tuples": "Give every tuple of the column as many values as the struct has fields, or "
+    "return dicts, whose missing keys are NULL",
     "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
     "'utf-16', 'surrogatepass').decode('utf-16')) and remove lone ones",
 }
@@ -133,10 +144,10 @@ def _columns_arrow_refuses(error: BaseException, frame: Any) -> str:
 
 def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
     """Refuse ``frame``, Spark's conversion of ``pandas_frame``, where a value the pandas
-    frame holds became NULL, was rounded or had its surrogates replaced, at any depth (one
-    Spark job: the non-NULL values of each column counted)."""
-    names = [f"c{i}" for i in range(len(frame.columns))]  # by position: names may repeat
-    counted = frame.toDF(*names).selectExpr(*(f"count({n})" for n in names)).first()
+    frame holds became NULL, was rounded, had its surrogates replaced or was converted to
+    another kind, at any depth, or where the frame's named index was dropped (one Spark
+    job: the non-NULL values of each column counted)."""
+    counted = _non_null_counts(frame, pandas_frame)
     present = pandas_frame.notna().sum().tolist()
     problems = [
         problem
@@ -146,11 +157,55 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
             or _changed_inside(field, pandas_frame.iloc[:, i])
         )
     ]
+    problems += _index_dropped(pandas_frame)
     if problems:
         raise ConfigError(
             "Spark's conversion of the Python model's pandas DataFrame would store other "
             "values than the model returned:\n" + "\n".join(problems) + "\nMain was not touched."
         )
+
+
+def _non_null_counts(frame: Any, pandas_frame: Any) -> list[int]:
+    """The non-NULL values of each column of ``frame``, counted by one Spark job (by
+    position: names may repeat). The job is where Spark converts the values; a value it
+    fails on (an infinite Decimal, a tuple shorter than its struct) is refused with the
+    values :func:`_why_changed` finds."""
+    names = [f"c{i}" for i in range(len(frame.columns))]
+    try:
+        return list(frame.toDF(*names).selectExpr(*(f"count({n})" for n in names)).first())
+    except (PySparkException, Py4JError) as error:
+        found = [
+            problem
+            for i, field in enumerate(frame.schema.fields)
+            if (problem := _changed_inside(field, pandas_frame.iloc[:, i]))
+        ]
+        told = (
+            f"Spark's conversion of the Python model's pandas DataFrame failed "
+            f"({first_line(error)})"
+        )
+        if found:
+            told += ":\n" + "\n".join(found)
+        else:
+            told += (
+                ". Give the columns their types in a schema (session.createDataFrame(df, "
+                "schema='...')), or their values one kind."
+            )
+        raise ConfigError(f"{told}\nMain was not touched.") from None
+
+
+def _index_dropped(pandas_frame: Any) -> list[str]:
+    """The frame's named index, which Spark's conversion drops (it reads columns alone):
+    what ``set_index`` and ``groupby`` leave, values the model returned. An unnamed index
+    (row numbers, or what a filter kept of them) means nothing and is not refused."""
+    named = [name for name in pandas_frame.index.names if name is not None]
+    if not named:
+        return []
+    shown = ", ".join(f"`{name}`" for name in named)
+    return [
+        f"- {shown} (the frame's index): Spark converts columns alone and would drop its "
+        f"values. Return df.reset_index() to keep them as columns, or "
+        f"df.reset_index(drop=True) to drop them."
+    ]
 
 
 def _nulled(field: Any, column: Any, lost: int) -> str | None:
@@ -190,6 +245,10 @@ def _changed_inside(field: Any, column: Any) -> str | None:
 def _why_changed(value: Any, dtype: DataType) -> str | None:
     """What in ``value``, converted to Spark's ``dtype``, Spark would store otherwise (its
     kind, the first word a key of ``FIXES``); None if nothing."""
+    if (why := _other_kind(value, dtype)) is not None:
+        return why
+    if isinstance(dtype, StructType) and isinstance(value, tuple) and len(value) != len(dtype):
+        return f"tuples of another length than the struct's {len(dtype)} fields"
     if isinstance(dtype, ArrayType | MapType | StructType):
         return next(
             (why for v, t in _parts(value, dtype) if (why := _why_changed(v, t)) is not None),
@@ -199,11 +258,14 @@ def _why_changed(value: Any, dtype: DataType) -> str | None:
         bits = INTEGER_BITS[dtype.typeName()]
         if int(value) not in range(-(2 ** (bits - 1)), 2 ** (bits - 1)):
             return f"integers beyond {dtype.simpleString().upper()}"
-    if isinstance(dtype, DecimalType) and _digits_after_point(value) > dtype.scale:
-        return f"digits past the {dtype.scale} after the point that Spark keeps (rounded)"
+    if isinstance(dtype, DecimalType) and isinstance(value, decimal.Decimal):
+        if value.is_infinite():
+            return "infinite Decimals, which DECIMAL cannot hold (Spark's conversion fails)"
+        if _digits_after_point(value) > dtype.scale:
+            return f"digits past the {dtype.scale} after the point that Spark keeps (rounded)"
     if isinstance(dtype, StringType) and isinstance(value, str) and SURROGATE.search(value):
         return "surrogates (UTF-16 halves, which are not text: Spark stores U+FFFD)"
-    return _other_kind(value, dtype)
+    return None
 
 
 def _other_kind(value: Any, dtype: DataType) -> str | None:
@@ -216,6 +278,8 @@ def _other_kind(value: Any, dtype: DataType) -> str | None:
     held = isinstance(value, kinds) and not (
         isinstance(value, bool | numpy.bool_) and not isinstance(dtype, BooleanType)
     )
+    if isinstance(dtype, StructType) and not held:
+        held = bool(getattr(value, "__dict__", None))  # read by its attributes, as Spark does
     if held and isinstance(dtype, DateType) and isinstance(value, datetime.datetime):
         held = value.tzinfo is None and value.time() == datetime.time()  # nothing dropped
     if held:
@@ -245,13 +309,15 @@ def _parts(value: Any, dtype: DataType) -> list[tuple[Any, DataType]]:
         return [(value.get(f.name), f.dataType) for f in dtype.fields]
     if isinstance(dtype, StructType) and isinstance(value, tuple):
         return [(v, f.dataType) for v, f in zip(value, dtype.fields, strict=False)]
+    if isinstance(dtype, StructType) and getattr(value, "__dict__", None):
+        return [(vars(value).get(f.name), f.dataType) for f in dtype.fields]
     return []
 
 
-def _digits_after_point(value: Any) -> int:
+def _digits_after_point(value: decimal.Decimal) -> int:
     """A finite Decimal's digits after the point, trailing zeros aside (else 0). Read from
     its digits as written: ``normalize()`` would round to the context's 28 digits first."""
-    if not isinstance(value, decimal.Decimal) or not value.is_finite():
+    if not value.is_finite():
         return 0
     _, digits, exponent = value.as_tuple()
     significant = "".join(map(str, digits)).rstrip("0")
