@@ -305,3 +305,16 @@ def test_struct_values_spark_reads_otherwise_are_refused(spark, values, refused)
     with pytest.raises(ConfigError) as raised:
         as_spark_frame(spark, frame)
     assert refused in str(raised.value) and "`v`" in str(raised.value), raised.value
+
+
+def test_a_pandas_on_spark_frame_whose_index_to_spark_drops_is_refused(spark):
+    import pyspark.pandas as ps
+
+    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
+
+    sums = ps.DataFrame({"g": ["a", "b", "a"], "v": [1, 2, 3]}).groupby("g").sum()
+    with pytest.raises(ConfigError) as raised:
+        as_spark_frame(spark, sums)  # to_spark() would keep v alone: [4, 2]
+    assert "`g` (the frame's index)" in str(raised.value) and "reset_index()" in str(raised.value)
+    kept = as_spark_frame(spark, sums.reset_index()).orderBy("g").collect()
+    assert [tuple(row) for row in kept] == [("a", 4), ("b", 2)]

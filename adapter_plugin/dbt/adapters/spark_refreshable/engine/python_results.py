@@ -98,7 +98,8 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
     """A model's result as a Spark DataFrame (a Python model may return pandas)."""
     if hasattr(result, "schema") and hasattr(result, "write"):
         return result
-    if hasattr(result, "to_spark"):  # pandas-on-Spark
+    if hasattr(result, "to_spark"):  # pandas-on-Spark, whose to_spark() drops the index too
+        _refuse(_index_dropped(result), "pandas-on-Spark")
         return result.to_spark()
     if isinstance(result, pandas.DataFrame):
         try:
@@ -157,10 +158,15 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
             or _changed_inside(field, pandas_frame.iloc[:, i])
         )
     ]
-    problems += _index_dropped(pandas_frame)
+    _refuse(problems + _index_dropped(pandas_frame), "pandas")
+
+
+def _refuse(problems: list[str], kind: str) -> None:
+    """Refuse the model's ``kind`` DataFrame for ``problems`` (lines of what and how to fix),
+    if any."""
     if problems:
         raise ConfigError(
-            "Spark's conversion of the Python model's pandas DataFrame would store other "
+            f"Spark's conversion of the Python model's {kind} DataFrame would store other "
             "values than the model returned:\n" + "\n".join(problems) + "\nMain was not touched."
         )
 
@@ -193,11 +199,12 @@ def _non_null_counts(frame: Any, pandas_frame: Any) -> list[int]:
         raise ConfigError(f"{told}\nMain was not touched.") from None
 
 
-def _index_dropped(pandas_frame: Any) -> list[str]:
-    """The frame's named index, which Spark's conversion drops (it reads columns alone):
-    what ``set_index`` and ``groupby`` leave, values the model returned. An unnamed index
-    (row numbers, or what a filter kept of them) means nothing and is not refused."""
-    named = [name for name in pandas_frame.index.names if name is not None]
+def _index_dropped(frame: Any) -> list[str]:
+    """A pandas (or pandas-on-Spark) frame's named index, which Spark's conversion drops (it
+    reads columns alone): what ``set_index`` and ``groupby`` leave, values the model
+    returned. An unnamed index (row numbers, or what a filter kept of them) means nothing
+    and is not refused."""
+    named = [name for name in frame.index.names if name is not None]
     if not named:
         return []
     shown = ", ".join(f"`{name}`" for name in named)
