@@ -10,14 +10,17 @@ values. ``REFRESHABLE_TEST_SEED`` draws other frames."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import decimal
 import math
 import os
 import random
+import time
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -318,3 +321,110 @@ def test_a_pandas_on_spark_frame_whose_index_to_spark_drops_is_refused(spark):
     assert "`g` (the frame's index)" in str(raised.value) and "reset_index()" in str(raised.value)
     kept = as_spark_frame(spark, sums.reset_index()).orderBy("g").collect()
     assert [tuple(row) for row in kept] == [("a", 4), ("b", 2)]
+
+
+# session zones, and times near their clock changes in 2026 (New York skips 02:00-03:00 on
+# 8 March, Paris on 29 March; Kolkata has none), which a datetime without a zone may hold
+SESSION_ZONES = ["UTC", "America/New_York", "Asia/Kolkata", "Europe/Paris"]
+CLOCK_CHANGES = [datetime.datetime(2026, 3, 8, 2), datetime.datetime(2026, 3, 29, 2)]
+
+
+@contextlib.contextmanager
+def time_zones(spark, process: str, session: str):
+    """The Python process's local zone (what Spark's row-by-row conversion reads a datetime
+    without a zone in) and the session's (what Spark shows a timestamp in), restored after."""
+    before_tz, before_session = os.environ.get("TZ"), spark.conf.get("spark.sql.session.timeZone")
+    os.environ["TZ"] = process
+    time.tzset()
+    spark.conf.set("spark.sql.session.timeZone", session)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before_session)
+        if before_tz is None:
+            os.environ.pop("TZ")
+        else:
+            os.environ["TZ"] = before_tz
+        time.tzset()
+
+
+def wall_time(rng: random.Random) -> datetime.datetime:
+    """A datetime without a zone: any time since 1900, or one near a clock change."""
+    if rng.random() < 0.4:
+        near = rng.choice(CLOCK_CHANGES)
+        return near + datetime.timedelta(minutes=rng.randint(-90, 150))
+    return datetime.datetime(1900, 1, 1) + datetime.timedelta(
+        seconds=rng.randint(0, 150 * 365 * 86400), microseconds=rng.randint(0, 999_999)
+    )
+
+
+def datetimes_frame(rng: random.Random) -> pd.DataFrame:
+    """Datetimes without a zone as pandas' datetime64 column, as Python objects and in lists;
+    with a zone (exact instants, kept anywhere); row by row where a uint8 column is drawn."""
+    naive = [wall_time(rng) for _ in range(ROWS)]
+    columns = {
+        "id": list(range(ROWS)),
+        "at": pd.Series(naive, dtype="datetime64[us]"),
+        "objects": pd.Series(naive[::-1], dtype=object),
+        "lists": pd.Series([[t, naive[0]] for t in naive], dtype=object),
+        "aware": pd.Series(naive).dt.tz_localize("Asia/Tokyo"),
+    }
+    if rng.random() < 0.5:
+        columns["u8"] = pd.Series(np.arange(ROWS), dtype="uint8")
+    return pd.DataFrame(columns)
+
+
+def times_shown(converted) -> dict[str, list]:
+    """The times Spark shows (in the session's zone) for the datetimes without a zone of a
+    converted frame: per column, per row, a datetime or a list of them."""
+    texts = {
+        "at": "CAST(at AS STRING)",
+        "objects": "CAST(objects AS STRING)",
+        "lists": "transform(lists, t -> CAST(t AS STRING))",
+    }
+    rows = converted.selectExpr(*texts.values()).collect()
+
+    def parsed(text):
+        if isinstance(text, list):
+            return [parsed(t) for t in text]
+        return datetime.datetime.fromisoformat(text)
+
+    return {column: [parsed(row[i]) for row in rows] for i, column in enumerate(texts)}
+
+
+def times_meant(frame: pd.DataFrame) -> dict[str, list]:
+    """The times of the frame's datetimes without a zone, as :func:`times_shown` has them."""
+
+    def wall(value):
+        if isinstance(value, list):
+            return [wall(v) for v in value]
+        return pd.Timestamp(value).to_pydatetime()
+
+    return {column: [wall(v) for v in frame[column]] for column in ("at", "objects", "lists")}
+
+
+@pytest.mark.parametrize("process_zone", ["UTC", "Europe/Paris"])
+def test_datetimes_without_a_zone_that_spark_shows_at_another_time_are_refused(spark, process_zone):
+    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
+
+    rng = random.Random(SEED)
+    warnings.filterwarnings("ignore", message="createDataFrame attempted Arrow optimization")
+    kept = refused = 0
+    for case in range(8):
+        zone = SESSION_ZONES[case % len(SESSION_ZONES)]
+        frame = datetimes_frame(rng)
+        with time_zones(spark, process_zone, zone):
+            shown, meant = times_shown(spark.createDataFrame(frame)), times_meant(frame)
+            moved = {column for column in shown if shown[column] != meant[column]}
+            context = f"{process_zone=}, {zone=}, {case=}, {moved=} ({SEED=})"
+            if not moved:
+                assert times_shown(as_spark_frame(spark, frame)) == meant, context
+                kept += 1
+                continue
+            with pytest.raises(ConfigError) as raised:
+                as_spark_frame(spark, frame)
+        for column in moved:
+            assert f"`{column}`" in str(raised.value), (str(raised.value), context)
+        assert "without a time zone" in str(raised.value), context
+        refused += 1
+    assert refused >= 1 and (kept >= 1 or process_zone != "UTC"), (kept, refused)
