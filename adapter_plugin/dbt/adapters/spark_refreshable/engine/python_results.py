@@ -10,11 +10,13 @@ U+FFFD in their place; a value of another kind than the type Spark inferred for 
 is converted to it (``2`` to ``'2'``, ``True`` to ``1.0``, ``b'a'`` to ``"b'a'"``, a
 ``datetime`` to its date, a set to an array in the order of its hash, an object to a struct
 of its attributes); and it reads the frame's columns alone, so a named index (what
-``set_index`` and ``groupby`` leave) is dropped. Main would then differ from what the model
-returned while every check of the engine passed, as the snapshot is what Spark holds. Each
-is found after the conversion, at any depth of lists, dicts and tuples (by the type Spark
-inferred for them), and refused before anything is written. Timestamps keep microseconds,
-as Spark holds them (a pandas nanosecond is dropped, as by every Spark write)."""
+``set_index`` and ``groupby`` leave) is dropped. Outside UTC it reads a datetime without a
+time zone as UTC or in the Python process's zone and shows it in the session's, hours
+apart. Main would then differ from what the model returned while every check of the engine
+passed, as the snapshot is what Spark holds. Each is found after the conversion, at any
+depth of lists, dicts and tuples (by the type Spark inferred for them), and refused before
+anything is written. Timestamps keep microseconds, as Spark holds them (a pandas
+nanosecond is dropped, as by every Spark write)."""
 
 from __future__ import annotations
 
@@ -309,9 +311,9 @@ def _wall_time(value: Any) -> datetime.datetime | None:
     dropped); None for one with a zone, which Spark converts as the instant it is."""
     if _missing(value):
         return None
-    if isinstance(value, numpy.datetime64) and not numpy.isnat(value):
+    if isinstance(value, numpy.datetime64):
         value = value.astype("datetime64[us]").item()
-    if isinstance(value, pandas.Timestamp) and value is not pandas.NaT:
+    if isinstance(value, pandas.Timestamp):
         value = value.to_pydatetime(warn=False)
     if isinstance(value, datetime.datetime):
         return value if value.tzinfo is None else None
