@@ -97,6 +97,8 @@ FIXES = {
     "column float",
     "tuples": "Give every tuple of the column as many values as the struct has fields, or "
     "return dicts, whose missing keys are NULL",
+    "missing": "Give the column Python values with None where missing "
+    "(df[c].astype(object).where(df[c].notna(), None))",
     "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
     "'utf-16', 'surrogatepass').decode('utf-16')) and remove lone ones",
 }
@@ -116,16 +118,64 @@ def as_spark_frame(spark: Any, result: Any) -> Any:
         except CONVERSION_ERRORS as error:
             raise ConfigError(
                 f"The Python model returned a pandas DataFrame that Spark cannot convert "
-                f"({first_line(error)}).{_columns_arrow_refuses(error, result)} Return "
+                f"({first_line(error)}).{_columns_arrow_refuses(error, result)}"
+                f"{_columns_holding_pandas_na(error, result)} Return "
                 f"session.createDataFrame(df, schema='id INT, name STRING') with its columns' "
                 f"types instead (an empty frame has no values to infer them from). Main was "
                 f"not touched."
             ) from None
+        frame = _missing_as_null(frame, result)
         refuse_lost_values(frame, result)
         return frame
     raise TypeError(
         f"A refreshable Python model must return a Spark or pandas DataFrame, got "
         f"{type(result).__name__}."
+    )
+
+
+def _missing_as_null(frame: Any, pandas_frame: Any) -> Any:
+    """``frame`` with NULL for pandas' missing values where Spark kept them as NaN: Arrow
+    makes a float column's NaN NULL, the row-by-row conversion keeps it NaN, so the same
+    model's main held NULL one day and NaN the next. A float column also holding NaN that
+    pandas does not call missing (an Arrow-backed column's) is left as it is."""
+    floats = {
+        i
+        for i, field in enumerate(frame.schema.fields)
+        if isinstance(field.dataType, FloatType | DoubleType)
+        and _missing_values_only_nan(pandas_frame.iloc[:, i])
+    }
+    if not floats:
+        return frame
+    names = [f"c{i}" for i in range(len(frame.columns))]
+    return (
+        frame.toDF(*names)
+        .selectExpr(*(f"nanvl({n}, NULL)" if i in floats else n for i, n in enumerate(names)))
+        .toDF(*frame.columns)
+    )
+
+
+def _missing_values_only_nan(column: Any) -> bool:
+    """Whether the column has values pandas calls missing and every NaN in it is one."""
+    missing = column.isna()
+    return bool(missing.any()) and not bool((~missing & (column != column)).any())
+
+
+def _columns_holding_pandas_na(error: BaseException, frame: Any) -> str:
+    """What to change where Spark, converting the frame row by row, took pandas' NA (the
+    missing value of its nullable types: Int64, boolean, string) for a struct it cannot
+    merge with the column's values; "" otherwise."""
+    if "CANNOT_MERGE_TYPE" not in str(error) or "StructType" not in str(error):
+        return ""
+    holding = [
+        f"`{name}` ({dtype})"
+        for (name, dtype), (_, column) in zip(frame.dtypes.items(), frame.items(), strict=True)
+        if any(value is pandas.NA for value in column)
+    ]
+    if not holding:
+        return ""
+    return (
+        f" Spark converted the frame row by row, which cannot read pandas' NA, held by "
+        f"{', '.join(holding)}. {FIXES['missing']}."
     )
 
 
@@ -163,6 +213,7 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
         for i, field in enumerate(frame.schema.fields)
         if (
             problem := _nulled(field, pandas_frame.iloc[:, i], present[i] - counted[i])
+            or _integers_as_floats(field, pandas_frame.iloc[:, i])
             or _changed_inside(field, pandas_frame.iloc[:, i])
         )
     ]
@@ -346,10 +397,26 @@ def _nulled(field: Any, column: Any, lost: int) -> str | None:
     )
 
 
+def _integers_as_floats(field: Any, column: Any) -> str | None:
+    """A column of integers Spark converted to floats: a nullable integer column with
+    missing values, converted row by row, or one of unsigned integers with missing values.
+    Floats round integers beyond 2**53 and hold missing values as NaN."""
+    if column.dtype.kind not in "iu" or not isinstance(field.dataType, FloatType | DoubleType):
+        return None
+    return (
+        f"- `{field.name}` ({column.dtype}): integers that Spark converts to "
+        f"{field.dataType.simpleString().upper()}, which rounds those beyond 2**53 and holds "
+        f"missing values as NaN. {FIXES['missing']}, which Spark converts to BIGINT."
+    )
+
+
 def _changed_inside(field: Any, column: Any) -> str | None:
     """Values of an object column (text, Decimals, lists, dicts) that Spark would hold
-    otherwise at some depth: :func:`_why_changed` of each, with examples and fixes."""
-    if column.dtype.kind in NUMPY_SCALAR_KINDS:
+    otherwise at some depth: :func:`_why_changed` of each, with examples and fixes. A
+    column of numbers or datetimes is looked at only where Spark made it a list, map or
+    struct (a datetime with a time zone, converted row by row, became an empty struct)."""
+    containers = ArrayType | MapType | StructType
+    if column.dtype.kind in NUMPY_SCALAR_KINDS and not isinstance(field.dataType, containers):
         return None
     found: dict[str, list[Any]] = {}
     for value in column:
