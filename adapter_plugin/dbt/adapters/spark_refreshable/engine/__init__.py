@@ -22,6 +22,8 @@ One module per job:
 - ``vnodes``: the vnode layout (hash vnodes, or ranges of the first key column).
 - ``python_results``: a Python model's result as a Spark DataFrame (pandas converted, and
   refused where Spark's conversion would lose values).
+- ``pandas_values``: a pandas value as that conversion walks it (missing, its parts).
+- ``wall_times``: datetimes without a time zone whose time that conversion would change.
 - ``load``: evaluating the snapshot into staging, laid out by vnode, and validating it.
 - ``progress``: the chunk plan and per-vnode checkpoints.
 - ``cycle_plan``: a loaded cycle's plan, kept in the change set's commit (or FINISHING).

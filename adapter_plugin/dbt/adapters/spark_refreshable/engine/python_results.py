@@ -24,7 +24,6 @@ import datetime
 import decimal
 import numbers
 import re
-import time
 from typing import Any
 
 import numpy
@@ -43,18 +42,18 @@ from pyspark.sql.types import (
     IntegralType,
     MapType,
     StringType,
-    StructField,
     StructType,
     TimestampNTZType,
     TimestampType,
 )
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
+from dbt.adapters.spark_refreshable.engine.pandas_values import missing, parts, shown_examples
+from dbt.adapters.spark_refreshable.engine.wall_times import wall_times_moved
 
 # a Python str may hold UTF-16 surrogates (chr(0xD83D), or a pair of them where one
 # character was meant), which UTF-8 cannot encode
 SURROGATE = re.compile("[\ud800-\udfff]")
-EXAMPLES = 3
 INTEGER_BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 # pandas columns of numpy numbers, booleans and datetimes: Spark holds their values (a uint64
 # beyond BIGINT becomes NULL, which the count of non-NULL values finds)
@@ -76,10 +75,6 @@ KINDS: dict[type, tuple[type, ...]] = {
     MapType: (dict,),
     StructType: (dict, tuple),  # an object Spark reads by its attributes: see _other_kind
 }
-# session time zones that are UTC, where (with a Python process in UTC) no conversion moves
-# a datetime without a time zone
-UTC_ZONES = frozenset({"UTC", "Etc/UTC", "GMT", "Etc/GMT", "Z", "+00:00"})
-MICROSECOND = datetime.timedelta(microseconds=1)
 # how Spark's conversion of a pandas frame fails: types it cannot infer, and on Spark
 # Connect (Arrow alone) the server's refusals and the client's overflows
 CONVERSION_ERRORS = (PySparkException, OverflowError, ValueError, NotImplementedError)
@@ -217,7 +212,7 @@ def refuse_lost_values(frame: Any, pandas_frame: Any) -> None:
             or _changed_inside(field, pandas_frame.iloc[:, i])
         )
     ]
-    problems += _wall_times_moved(frame, pandas_frame)
+    problems += wall_times_moved(frame, pandas_frame)
     _refuse(problems + _index_dropped(pandas_frame), "pandas")
 
 
@@ -275,112 +270,6 @@ def _index_dropped(frame: Any) -> list[str]:
     ]
 
 
-def _wall_times_moved(frame: Any, pandas_frame: Any) -> list[str]:
-    """Datetimes without a time zone whose time Spark's conversion changed, at any depth.
-    Spark reads them in the zone of the Python process (row by row) or as UTC (Arrow, some
-    columns) and shows them in the session's: outside UTC the time of every value may move,
-    and a time a clock change skips in the session's zone always does. Compared with what
-    Spark shows for each value (one Spark job collecting their text), only where the
-    process or the session is not in UTC: there nothing moves."""
-    zone = frame.sparkSession.conf.get("spark.sql.session.timeZone")
-    if zone in UTC_ZONES and time.timezone == time.altzone == 0:
-        return []
-    columns = [
-        (i, field)
-        for i, field in enumerate(frame.schema.fields)
-        if _holds_timestamps(field.dataType)
-        and getattr(pandas_frame.dtypes.iloc[i], "tz", None) is None  # aware: exact instants
-    ]
-    if not columns:
-        return []
-    renamed = frame.toDF(*(f"c{i}" for i in range(len(frame.columns))))
-    rows = renamed.select(*(renamed[f"c{i}"].cast(_as_text(f.dataType)) for i, f in columns))
-    shown = rows.collect()
-    problems = []
-    for j, (i, field) in enumerate(columns):
-        moved = [
-            f"{wall} as {text}"
-            for value, row in zip(pandas_frame.iloc[:, i], shown, strict=True)
-            for wall, text in _moved(value, row[j], field.dataType)
-        ]
-        if moved:
-            problems.append(
-                f"- `{field.name}` ({field.dataType.simpleString()}): {len(moved)} datetime(s) "
-                f"without a time zone that Spark would show at another time in the session's "
-                f"zone ({zone}): it reads them as UTC or in the Python process's zone, and a "
-                f"time a clock change skips there does not exist{_shown(moved)}. Give them "
-                f"the zone they are in (.dt.tz_localize('UTC'), or '{zone}'; "
-                f".replace(tzinfo=...) inside lists and dicts), or run Spark and dbt in UTC."
-            )
-    return problems
-
-
-def _holds_timestamps(dtype: DataType) -> bool:
-    """Whether ``dtype`` is TIMESTAMP (with the session's time zone) or holds one."""
-    if isinstance(dtype, TimestampType):
-        return True
-    if isinstance(dtype, ArrayType):
-        return _holds_timestamps(dtype.elementType)
-    if isinstance(dtype, MapType):
-        return _holds_timestamps(dtype.keyType) or _holds_timestamps(dtype.valueType)
-    return isinstance(dtype, StructType) and any(_holds_timestamps(f.dataType) for f in dtype)
-
-
-def _as_text(dtype: DataType) -> DataType:
-    """``dtype`` with each TIMESTAMP in it as STRING: a cast to it shows the time of each
-    value in the session's zone."""
-    if isinstance(dtype, TimestampType):
-        return StringType()
-    if isinstance(dtype, ArrayType):
-        return ArrayType(_as_text(dtype.elementType), dtype.containsNull)
-    if isinstance(dtype, MapType):
-        return MapType(_as_text(dtype.keyType), _as_text(dtype.valueType), dtype.valueContainsNull)
-    if isinstance(dtype, StructType):
-        return StructType(
-            [StructField(f.name, _as_text(f.dataType), f.nullable) for f in dtype.fields]
-        )
-    return dtype
-
-
-def _moved(value: Any, shown: Any, dtype: DataType) -> list[tuple[datetime.datetime, str]]:
-    """The datetimes without a time zone in ``value`` whose time Spark shows otherwise in
-    ``shown`` (the value cast by :func:`_as_text`): each with what Spark shows."""
-    if isinstance(dtype, TimestampType):
-        wall = _wall_time(value)
-        if wall is None or shown is None or _shows(shown, wall):
-            return []
-        return [(wall, shown)]
-    return [
-        moved
-        for (v, t), (s, _) in zip(_parts(value, dtype), _parts(shown, dtype), strict=False)
-        for moved in _moved(v, s, t)
-    ]
-
-
-def _wall_time(value: Any) -> datetime.datetime | None:
-    """The time of a datetime without a time zone (a date's midnight; a pandas nanosecond
-    dropped); None for one with a zone, which Spark converts as the instant it is."""
-    if _missing(value):
-        return None
-    if isinstance(value, numpy.datetime64):
-        value = value.astype("datetime64[us]").item()
-    if isinstance(value, pandas.Timestamp):
-        value = value.to_pydatetime(warn=False)
-    if isinstance(value, datetime.datetime):
-        return value if value.tzinfo is None else None
-    if isinstance(value, datetime.date):
-        return datetime.datetime.combine(value, datetime.time())
-    return None
-
-
-def _shows(shown: str, wall: datetime.datetime) -> bool:
-    """Whether Spark's text of a timestamp is the time ``wall`` (to the microsecond)."""
-    try:
-        return abs(datetime.datetime.fromisoformat(shown) - wall) <= MICROSECOND
-    except ValueError:  # a year Python cannot hold
-        return False
-
-
 def _nulled(field: Any, column: Any, lost: int) -> str | None:
     """``lost`` values of ``column`` that Spark made NULL: integers beyond the column's type
     (:func:`_why_changed`), as far as Spark's conversion goes."""
@@ -392,9 +281,8 @@ def _nulled(field: Any, column: Any, lost: int) -> str | None:
         if examples
         else "Give the column its type in a schema (session.createDataFrame(df, schema='...'))"
     )
-    return (
-        f"- `{field.name}` ({column.dtype}): {lost} value(s) became NULL{_shown(examples)}. {fix}."
-    )
+    became = f"{lost} value(s) became NULL{shown_examples(examples)}"
+    return f"- `{field.name}` ({column.dtype}): {became}. {fix}."
 
 
 def _integers_as_floats(field: Any, column: Any) -> str | None:
@@ -426,7 +314,7 @@ def _changed_inside(field: Any, column: Any) -> str | None:
         return None
     return "\n".join(
         f"- `{field.name}` ({field.dataType.simpleString()}, as Spark inferred it): "
-        f"{len(values)} value(s) hold {why}{_shown(values)}. {FIXES[why.split()[0]]}."
+        f"{len(values)} value(s) hold {why}{shown_examples(values)}. {FIXES[why.split()[0]]}."
         for why, values in found.items()
     )
 
@@ -440,7 +328,7 @@ def _why_changed(value: Any, dtype: DataType) -> str | None:
         return f"tuples of another length than the struct's {len(dtype)} fields"
     if isinstance(dtype, ArrayType | MapType | StructType):
         return next(
-            (why for v, t in _parts(value, dtype) if (why := _why_changed(v, t)) is not None),
+            (why for v, t in parts(value, dtype) if (why := _why_changed(v, t)) is not None),
             None,
         )
     if isinstance(dtype, IntegralType) and isinstance(value, numbers.Integral):
@@ -462,7 +350,7 @@ def _other_kind(value: Any, dtype: DataType) -> str | None:
     converts: a number or a date to text, a bool to a number, a datetime to its date.
     Missing values (None, NaN, NA, NaT) become NULL, as pandas means them."""
     kinds = next((k for t, k in KINDS.items() if isinstance(dtype, t)), None)
-    if kinds is None or _missing(value):
+    if kinds is None or missing(value):
         return None
     held = isinstance(value, kinds) and not (
         isinstance(value, bool | numpy.bool_) and not isinstance(dtype, BooleanType)
@@ -477,32 +365,6 @@ def _other_kind(value: Any, dtype: DataType) -> str | None:
     return f"other kinds of value than {name} (Python {type(value).__name__}), which Spark converts"
 
 
-def _missing(value: Any) -> bool:
-    """A value pandas means as missing, which Spark makes NULL."""
-    if value is None or value is pandas.NA or value is pandas.NaT:
-        return True
-    if isinstance(value, numpy.datetime64):
-        return bool(numpy.isnat(value))
-    if isinstance(value, float | numpy.floating):
-        return bool(numpy.isnan(value))
-    return isinstance(value, decimal.Decimal) and value.is_nan()
-
-
-def _parts(value: Any, dtype: DataType) -> list[tuple[Any, DataType]]:
-    """The parts of a list, dict or tuple ``value`` with the Spark types they convert to."""
-    if isinstance(dtype, ArrayType) and isinstance(value, list | tuple | numpy.ndarray):
-        return [(v, dtype.elementType) for v in value]
-    if isinstance(dtype, MapType) and isinstance(value, dict):
-        return [p for k, v in value.items() for p in ((k, dtype.keyType), (v, dtype.valueType))]
-    if isinstance(dtype, StructType) and isinstance(value, dict):
-        return [(value.get(f.name), f.dataType) for f in dtype.fields]
-    if isinstance(dtype, StructType) and isinstance(value, tuple):
-        return [(v, f.dataType) for v, f in zip(value, dtype.fields, strict=False)]
-    if isinstance(dtype, StructType) and getattr(value, "__dict__", None):
-        return [(vars(value).get(f.name), f.dataType) for f in dtype.fields]
-    return []
-
-
 def _digits_after_point(value: decimal.Decimal) -> int:
     """A finite Decimal's digits after the point, trailing zeros aside (else 0). Read from
     its digits as written: ``normalize()`` would round to the context's 28 digits first."""
@@ -513,13 +375,3 @@ def _digits_after_point(value: decimal.Decimal) -> int:
     if not significant:  # a zero
         return 0
     return max(0, -int(exponent) - (len(digits) - len(significant)))
-
-
-def _shown(examples: list[Any]) -> str:
-    """A few examples for a message, text that UTF-8 can write: a string's surrogates
-    escaped (``\\ud83d``), as a list's or dict's ``repr`` escapes them."""
-    shown = [
-        v.encode("utf-8", "backslashreplace").decode() if isinstance(v, str) else str(v)
-        for v in examples[:EXAMPLES]
-    ]
-    return f", e.g. {', '.join(shown)}" if shown else ""
