@@ -469,3 +469,36 @@ def test_pandas_na_in_a_frame_converted_row_by_row_is_refused_with_its_fix(spark
     frame["flag"] = flags.astype(object).where(flags.notna(), None)  # the fix it gives
     held = as_spark_frame(spark, frame).orderBy("id").collect()
     assert [row.flag for row in held] == [True, None, False]
+
+
+TOKYO_TEN = datetime.datetime(2026, 7, 1, 10, tzinfo=datetime.timezone(datetime.timedelta(hours=9)))
+
+
+@pytest.mark.parametrize(
+    "values, refused",
+    [
+        ([datetime.datetime(2026, 7, 1, 10), datetime.datetime(2026, 3, 8, 2, 30)], False),
+        # Spark stored 10:00 in Tokyo as 01:00, its time in UTC, without a zone
+        ([datetime.datetime(2026, 7, 1, 10), TOKYO_TEN], True),
+        ([[datetime.datetime(2026, 7, 1, 10)], [TOKYO_TEN]], True),
+    ],
+)
+def test_a_datetime_with_a_zone_in_a_timestamp_ntz_column_is_refused(spark, values, refused):
+    """Where the session infers TIMESTAMP_NTZ for datetimes (spark.sql.timestampType), Arrow
+    converts one with a time zone among them to its time in UTC."""
+    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
+
+    frame = pd.DataFrame({"id": [1, 2], "v": pd.Series(values, dtype=object)})
+    spark.conf.set("spark.sql.timestampType", "TIMESTAMP_NTZ")
+    spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+    try:
+        if refused:
+            with pytest.raises(ConfigError) as raised:
+                as_spark_frame(spark, frame)
+            assert "`v`" in str(raised.value) and "zoned datetimes" in str(raised.value)
+            return
+        held = as_spark_frame(spark, frame).orderBy("id").collect()
+        assert [row.v for row in held] == values
+    finally:
+        spark.conf.unset("spark.sql.timestampType")
+        spark.conf.unset("spark.sql.execution.arrow.pyspark.enabled")

@@ -94,6 +94,8 @@ FIXES = {
     "return dicts, whose missing keys are NULL",
     "missing": "Give the column Python values with None where missing "
     "(df[c].astype(object).where(df[c].notna(), None))",
+    "zoned": "Give the column datetimes of one kind: all without a time zone (convert them to "
+    "the zone you mean, then .replace(tzinfo=None)), or all with one (a TIMESTAMP column)",
     "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
     "'utf-16', 'surrogatepass').decode('utf-16')) and remove lone ones",
 }
@@ -340,6 +342,12 @@ def _why_changed(value: Any, dtype: DataType) -> str | None:
             return "infinite Decimals, which DECIMAL cannot hold (Spark's conversion fails)"
         if _digits_after_point(value) > dtype.scale:
             return f"digits past the {dtype.scale} after the point that Spark keeps (rounded)"
+    if (
+        isinstance(dtype, TimestampNTZType)
+        and isinstance(value, datetime.datetime)
+        and value.tzinfo is not None
+    ):
+        return "zoned datetimes, which TIMESTAMP_NTZ stores as their time in UTC"
     if isinstance(dtype, StringType) and isinstance(value, str) and SURROGATE.search(value):
         return "surrogates (UTF-16 halves, which are not text: Spark stores U+FFFD)"
     return None
