@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
 from tests.functional.refreshable.engine_harness import EngineModel
 
 # the default seed draws days of most kinds of loss (a set by Arrow, an index, an infinite
@@ -323,8 +324,6 @@ class Point:
     ],
 )
 def test_struct_values_spark_reads_otherwise_are_refused(spark, values, refused):
-    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
-
     frame = pd.DataFrame({"id": range(len(values)), "v": pd.Series(values, dtype=object)})
     if refused is None:
         held = as_spark_frame(spark, frame).orderBy("id").collect()
@@ -337,8 +336,6 @@ def test_struct_values_spark_reads_otherwise_are_refused(spark, values, refused)
 
 def test_a_pandas_on_spark_frame_whose_index_to_spark_drops_is_refused(spark):
     import pyspark.pandas as ps
-
-    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
 
     sums = ps.DataFrame({"g": ["a", "b", "a"], "v": [1, 2, 3]}).groupby("g").sum()
     with pytest.raises(ConfigError) as raised:
@@ -430,8 +427,6 @@ def times_meant(frame: pd.DataFrame) -> dict[str, list]:
 
 @pytest.mark.parametrize("process_zone", ["UTC", "Europe/Paris"])
 def test_datetimes_without_a_zone_that_spark_shows_at_another_time_are_refused(spark, process_zone):
-    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
-
     rng = random.Random(SEED)
     warnings.filterwarnings("ignore", message="createDataFrame attempted Arrow optimization")
     kept = refused = 0
@@ -458,8 +453,6 @@ def test_datetimes_without_a_zone_that_spark_shows_at_another_time_are_refused(s
 def test_pandas_na_in_a_frame_converted_row_by_row_is_refused_with_its_fix(spark):
     """Spark's row-by-row conversion (here forced by an unsigned column, which Arrow cannot
     take) reads pandas' NA as an object it cannot merge with the column's values."""
-    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
-
     flags = pd.Series([True, None, False], dtype="boolean")
     frame = pd.DataFrame({"id": [1, 2, 3], "flag": flags, "u8": np.arange(3, dtype="uint8")})
     with pytest.raises(ConfigError) as raised:
@@ -486,8 +479,6 @@ TOKYO_TEN = datetime.datetime(2026, 7, 1, 10, tzinfo=datetime.timezone(datetime.
 def test_a_datetime_with_a_zone_in_a_timestamp_ntz_column_is_refused(spark, values, refused):
     """Where the session infers TIMESTAMP_NTZ for datetimes (spark.sql.timestampType), Arrow
     converts one with a time zone among them to its time in UTC."""
-    from dbt.adapters.spark_refreshable.engine.python_results import as_spark_frame
-
     frame = pd.DataFrame({"id": [1, 2], "v": pd.Series(values, dtype=object)})
     spark.conf.set("spark.sql.timestampType", "TIMESTAMP_NTZ")
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")

@@ -55,8 +55,10 @@ from dbt.adapters.spark_refreshable.engine.wall_times import wall_times_moved
 # character was meant), which UTF-8 cannot encode
 SURROGATE = re.compile("[\ud800-\udfff]")
 INTEGER_BITS = {"byte": 8, "short": 16, "integer": 32, "long": 64}
-# pandas columns of numpy numbers, booleans and datetimes: Spark holds their values (a uint64
-# beyond BIGINT becomes NULL, which the count of non-NULL values finds)
+# pandas columns of numbers, booleans and datetimes (numpy's or pandas' nullable types):
+# their values are not walked one by one, as Spark holds each of them or makes it NULL
+# (a uint64 beyond BIGINT, found by the count of non-NULL values); where Spark converts
+# them through floats, or to a list, map or struct, the column is refused or walked
 NUMPY_SCALAR_KINDS = frozenset("biufcmM")
 # the Python values each Spark type holds as they are (a bool is not a number here); a
 # value of another kind, which Spark converts (and so changes), is refused
