@@ -13,16 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from pyspark.sql.types import (
-    ArrayType,
     DataType,
     DateType,
-    MapType,
     StructField,
     StructType,
     TimestampType,
 )
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
+from dbt.adapters.spark_refreshable.engine.sql import holds
 
 # LEGACY rebases to the hybrid Julian calendar, which lacks 1582-10-05 to 1582-10-14: a DATE
 # of that gap is written as 1582-10-15, and so is a TIMESTAMP_MICROS or _MILLIS instant
@@ -102,16 +101,4 @@ def _setting(spark: Any, conf: str) -> str:
 
 
 def _names_holding(fields: list[StructField], kind: type[DataType]) -> list[str]:
-    return list(dict.fromkeys(f.name for f in fields if _holds(f.dataType, kind)))
-
-
-def _holds(dtype: DataType, kind: type[DataType]) -> bool:
-    if isinstance(dtype, kind):
-        return True
-    if isinstance(dtype, ArrayType):
-        return _holds(dtype.elementType, kind)
-    if isinstance(dtype, MapType):
-        return _holds(dtype.keyType, kind) or _holds(dtype.valueType, kind)
-    if isinstance(dtype, StructType):
-        return any(_holds(f.dataType, kind) for f in dtype.fields)
-    return False
+    return list(dict.fromkeys(f.name for f in fields if holds(f.dataType, kind)))

@@ -133,6 +133,20 @@ def type_sql(dtype: DataType) -> str:
     return dtype.simpleString()
 
 
+def holds(dtype: DataType, kind: type[DataType]) -> bool:
+    """Whether ``dtype`` is of ``kind`` or holds one, at any depth of arrays, maps and
+    structs."""
+    if isinstance(dtype, kind):
+        return True
+    if isinstance(dtype, ArrayType):
+        return holds(dtype.elementType, kind)
+    if isinstance(dtype, MapType):
+        return holds(dtype.keyType, kind) or holds(dtype.valueType, kind)
+    if isinstance(dtype, StructType):
+        return any(holds(f.dataType, kind) for f in dtype.fields)
+    return False
+
+
 def _shown_as_text(dtype: DataType) -> bool:
     """Whether values of ``dtype`` hold dates, timestamps or variants at any depth."""
     if isinstance(dtype, ArrayType):

@@ -21,6 +21,7 @@ from pyspark.sql.types import (
 )
 
 from dbt.adapters.spark_refreshable.engine.pandas_values import missing, parts, shown_examples
+from dbt.adapters.spark_refreshable.engine.sql import holds
 
 # session time zones that are UTC, where (with a Python process in UTC) no conversion moves
 # a datetime without a time zone
@@ -41,7 +42,7 @@ def wall_times_moved(frame: Any, pandas_frame: Any) -> list[str]:
     columns = [
         (i, field)
         for i, field in enumerate(frame.schema.fields)
-        if _holds_timestamps(field.dataType)
+        if holds(field.dataType, TimestampType)
         and getattr(pandas_frame.dtypes.iloc[i], "tz", None) is None  # aware: exact instants
     ]
     if not columns:
@@ -66,17 +67,6 @@ def wall_times_moved(frame: Any, pandas_frame: Any) -> list[str]:
                 f".replace(tzinfo=...) inside lists and dicts), or run Spark and dbt in UTC."
             )
     return problems
-
-
-def _holds_timestamps(dtype: DataType) -> bool:
-    """Whether ``dtype`` is TIMESTAMP (with the session's time zone) or holds one."""
-    if isinstance(dtype, TimestampType):
-        return True
-    if isinstance(dtype, ArrayType):
-        return _holds_timestamps(dtype.elementType)
-    if isinstance(dtype, MapType):
-        return _holds_timestamps(dtype.keyType) or _holds_timestamps(dtype.valueType)
-    return isinstance(dtype, StructType) and any(_holds_timestamps(f.dataType) for f in dtype)
 
 
 def _as_text(dtype: DataType) -> DataType:
