@@ -116,6 +116,38 @@ def test_crash_while_finishing_resumes_the_merge_without_rerunning_the_model(mod
     assert newer.resumed is False and model.main() == sorted(NEWER)
 
 
+@pytest.mark.parametrize("point", ["replaced", "loading", "merged"])
+def test_a_full_refresh_stopped_anywhere_leaves_main_whole(model, point):
+    """--full-refresh replaces main with the snapshot in one commit, then drops the
+    bookkeeping and verifies main by a cycle that diffs against it: readers see the old rows
+    or the snapshot, never no table, whenever the run stops. The next run ends with main
+    equal to its snapshot, having diffed against main's rows (not trusting the index)."""
+    with injected(f"{point}:raise"), pytest.raises(InjectedFault, match=point):
+        model.refresh(NEW, full_refresh=True)
+    assert model.main() == sorted(NEW), "replaced before the stop"
+    result = model.refresh(NEWER, merge_chunk_rows=ONE_CHUNK)
+    assert model.main() == sorted(NEWER) and model.state().phase == "IDLE"
+    assert result.diff_read_main is True, "a replaced main is diffed by its rows"
+    assert model.refresh(NEWER).rows_affected == 0
+
+
+def test_a_full_refresh_verifies_the_replaced_main_and_keeps_its_layout_config(spark):
+    """A completed --full-refresh reports the replace, leaves main equal to the snapshot in
+    the layout the model asks for now, and the next cycle uses the index again."""
+    model = EngineModel(spark, "id INT, region STRING", unique_key="id")
+    model.refresh([(1, "eu"), (2, "us")])
+    result = model.refresh([(1, "eu"), (3, "us")], full_refresh=True, partition_by="region")
+    assert result.main_replaced is True
+    # the replace's rows, and nothing more: the cycle after it found main equal
+    assert result.message.startswith("REPLACED +2 ~0 -0 =0")
+    detail = spark.sql(f"DESCRIBE DETAIL {model.tables.main}").collect()[0]
+    assert list(detail["partitionColumns"]) == ["region"]
+    assert model.main() == [(1, "eu"), (3, "us")]
+    after = model.refresh([(1, "eu"), (4, "us")], partition_by="region")
+    assert (after.rows_inserted, after.rows_deleted, after.diff_read_main) == (1, 1, False)
+    assert model.main() == [(1, "eu"), (4, "us")]
+
+
 def test_a_resume_in_a_session_whose_writes_would_change_its_timestamps_is_refused(spark):
     """A cycle crashed mid-merge and resumed from another session: one that writes
     timestamps in milliseconds would drop the microseconds of the rows the resumed chunks

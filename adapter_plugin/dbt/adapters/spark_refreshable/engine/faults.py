@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 POINTS = (
+    "replaced",  # --full-refresh: main replaced (or not), the bookkeeping tables not dropped
     "loading",  # staging written, not yet validated: the cycle is still REFRESHING
     "finishing",  # the cycle's plan committed (see cycle_plan), before the first chunk
     "chunk_committed",  # a chunk's main commit is done, its progress write is not

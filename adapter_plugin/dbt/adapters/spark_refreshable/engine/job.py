@@ -74,12 +74,15 @@ class RefreshCounts:
 @dataclass
 class RefreshResult(RefreshCounts):
     """The engine's result: the counts, dbt's one-line ``message``, ``diff_read_main``: its
-    diff read main's rows (not the hashes kept from the last cycle), and ``diff_skipped``:
-    the snapshot was the last one again (its rows and checksum), so no diff ran."""
+    diff read main's rows (not the hashes kept from the last cycle), ``diff_skipped``: the
+    snapshot was the last one again (its rows and checksum), so no diff ran, and
+    ``main_replaced``: a --full-refresh replaced main with the snapshot in one commit before
+    its cycle (the rows it wrote count as inserted, with what the cycle's diff found)."""
 
     message: str = ""
     diff_read_main: bool = False
     diff_skipped: bool = False
+    main_replaced: bool = False
 
     @property
     def rows_affected(self) -> int:

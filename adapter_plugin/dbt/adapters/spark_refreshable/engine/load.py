@@ -170,7 +170,7 @@ def refuse_null_keys(
 
 def refuse_unkeyed_rows(frame: Any, keys: tuple[str, ...]) -> None:
     """Refuse a snapshot with a NULL in unique_key or a key twice, read from the snapshot
-    itself (two Spark jobs): ``--full-refresh`` checks it before it drops main, where a
+    itself (two Spark jobs): ``--full-refresh`` checks it before it replaces main, where a
     cycle finds both in staging (:func:`refuse_null_keys`) and in its diff."""
     from pyspark.sql import functions as F
 

@@ -39,6 +39,7 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     SESSION_CONF_LOCK,
     engine_commit,
     fence_app_id,
+    recent_commits,
     refuse_session_write_ids,
     table_id,
     written_by_newest_commit,
@@ -122,6 +123,7 @@ from dbt.adapters.spark_refreshable.engine.tables import (
     refuse_another_models_location,
     refuse_bookkeeping_table_as_main,
     refuse_dropping_layout_columns,
+    replace_main,
     set_table_properties,
     table_exists,
 )
@@ -231,6 +233,8 @@ class RefreshRun:
         # cycle was loaded by an earlier run; see ``compaction``)
         self._main_files: MainFiles | None = None
         self._merging: LoadedCycle | None = None  # the cycle being merged, its plan committed
+        self._held: tuple[Any, SchemaPlan] | None = None  # a --full-refresh's rows and plan
+        self._replaced_rows = 0  # written by a --full-refresh's replace of main
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> RefreshResult:
@@ -261,11 +265,12 @@ class RefreshRun:
         return self._result()
 
     def _held_before_full_refresh(self, snapshot: Callable[[], Any]) -> Callable[[], Any]:
-        """``--full-refresh`` drops main before it rebuilds it. First the model runs and every
-        row of its snapshot is computed and held by Spark (``localCheckpoint``), and checked
-        as a first build's load checks it: columns, main's folder, keys, the contract's
-        constraints, partition values. A model that fails, or a snapshot refused, leaves main
-        as it was. The cycle then loads the rows held; the model does not run again."""
+        """``--full-refresh`` replaces main with its snapshot, or drops it, before the cycle
+        (``_drop_for_full_refresh``). First the model runs and every row of its snapshot is
+        computed and held by Spark (``localCheckpoint``), and checked as a first build's load
+        checks it: columns, main's folder, keys, the contract's constraints, partition
+        values. A model that fails, or a snapshot refused, leaves main as it was. The replace
+        and the cycle then read the rows held; the model does not run again."""
         spark, tables, config = self.spark, self.tables, self.config
         self._read_inputs(snapshot)  # what the model reads, from its own plan
         with self.clock.measure("load"):
@@ -278,6 +283,7 @@ class RefreshRun:
                 load.check_constraints(spark, tables, config.constraints, {}, rows)
                 partitioned = list(config.partition_by)
                 load.refuse_lost_partition_values(spark, tables, partitioned, plan.schema, rows)
+        self._held = (held, plan)
         return lambda: held
 
     def _claim(
@@ -405,9 +411,14 @@ class RefreshRun:
         lease.forget()
 
     def _drop_for_full_refresh(self) -> None:
-        """Drop every table under the lease (a live owner refuses it), so that no run can
-        start between the check and the drop. A state table that cannot be read (not one
-        row) holds no lease: it is what --full-refresh repairs."""
+        """Replace main with the held snapshot in one commit where Delta can (see
+        ``tables.replace_main``), else drop it; then drop the bookkeeping tables. All under
+        the lease (a live owner refuses it), so that no run can start between the check and
+        the drop, and the replace is fenced by it. A state table that cannot be read (not
+        one row) holds no lease: it is what --full-refresh repairs. The cycle that follows
+        diffs the snapshot against main as it is, so a replaced main is verified equal to
+        it; a run stopped in between leaves main whole, the old table or the snapshot."""
+        held_lease = False
         if table_exists(self.spark, self.tables.state):
             try:
                 self.lease.read()
@@ -419,9 +430,52 @@ class RefreshRun:
                 self.report.say("--full-refresh: the state table's files are gone; dropping it")
             else:
                 self.lease.acquire()
-        self.report.say("--full-refresh: dropping main, staging, changes, progress and state")
-        drop_all(self.spark, self.tables)
-        self.lease.forget()
+                held_lease = True
+        try:
+            with self.clock.measure("merge"):
+                held = self._held
+                why_not = "no snapshot held" if held is None else self._replace(held, held_lease)
+            self.faults.reached("replaced")
+            if why_not is None:
+                self.report.say("--full-refresh: dropping staging, changes, progress and state")
+                drop_bookkeeping(self.spark, self.tables)
+            else:
+                self.report.say(
+                    f"--full-refresh: main cannot be replaced in one commit ({why_not}); "
+                    f"dropping main, staging, changes, progress and state"
+                )
+                drop_all(self.spark, self.tables)
+        finally:
+            self.lease.forget()
+
+    def _replace(self, held: tuple[Any, SchemaPlan], fenced: bool) -> str | None:
+        """Main replaced with the ``held`` snapshot and its plan (``tables.replace_main``):
+        None, or why not. The commit is tagged, and ``fenced`` by the lease when the run
+        holds it."""
+        spark, tables = self.spark, self.tables
+        rows_held, plan = held
+        refresh_id = self.lease.state.refresh_id if fenced else uuid.uuid4().hex
+        tag = schema_tag(refresh_id)
+        fence = (fence_app_id(tables.main), self.lease.fence()) if fenced else None
+        with temp_view(rows_held, self.snapshot_view) as rows:
+            why_not = replace_main(spark, tables, plan, self.config, rows, tag, fence)
+        if why_not is not None:
+            return why_not
+        replaced = [c for c in recent_commits(spark, tables.main, 2) if c["userMetadata"] == tag]
+        if not replaced:
+            raise LeaseLostError(
+                f"{tables.display} was not replaced: another run took the model's lock over "
+                f"first (Delta skipped this run's fenced write). Nothing of this run's was "
+                f"written; run it again once the other run is done."
+            )
+        metrics = replaced[-1]["operationMetrics"] or {}
+        self._replaced_rows = int(metrics.get("numOutputRows", 0))
+        self.report.say(
+            f"--full-refresh: replaced main with the snapshot's {self._replaced_rows:,} rows "
+            f"in one commit"
+        )
+        self.result.main_replaced = True
+        return None
 
     def _skipped(self, snapshot: Callable[[], Any]) -> tuple[RefreshResult | None, Any]:
         """The result of a run that has nothing to do, reading the state row but taking no
@@ -768,8 +822,10 @@ class RefreshRun:
         counts, current = self._merge_chunks(loaded, cycle, chunks, done, vnode_rows, current)
         r = self.result
         r.refresh_id, r.chunks_total = loaded.refresh_id, len(chunks)
-        r.rows_inserted, r.rows_updated, r.rows_deleted = counts["I"], counts["U"], counts["D"]
-        r.rows_unchanged = loaded.snapshot_rows - counts["I"] - counts["U"]
+        # a --full-refresh's replace inserted the snapshot's rows before this cycle
+        r.rows_inserted = self._replaced_rows + counts["I"]
+        r.rows_updated, r.rows_deleted = counts["U"], counts["D"]
+        r.rows_unchanged = max(0, loaded.snapshot_rows - r.rows_inserted - r.rows_updated)
         if self.config.constraints:
             with (
                 self.clock.measure("merge"),
@@ -1122,7 +1178,7 @@ class RefreshRun:
 
     def _result(self) -> RefreshResult:
         r, seconds = self.result, self.clock.seconds
-        verb = "RESUMED" if r.resumed else "REFRESHED"
+        verb = "RESUMED" if r.resumed else "REPLACED" if r.main_replaced else "REFRESHED"
         r.message = (
             f"{verb} +{r.rows_inserted} ~{r.rows_updated} -{r.rows_deleted} "
             f"={r.rows_unchanged} in {r.chunks_done}/{r.chunks_total} chunk(s)"

@@ -18,14 +18,20 @@ class Stopwatch:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self._nested: list[float] = []  # per open measure, the seconds its inner ones took
 
     @contextmanager
     def measure(self, part: str) -> Iterator[None]:
+        """Time the block as ``part``, but for what measures opened inside it take."""
         start = time.monotonic()
+        self._nested.append(0.0)
         try:
             yield
         finally:
-            self.seconds[part] += time.monotonic() - start
+            took = time.monotonic() - start
+            self.seconds[part] += took - self._nested.pop()
+            if self._nested:
+                self._nested[-1] += took
 
 
 class ProgressReporter:

@@ -883,9 +883,7 @@ def create_or_evolve_main(
     listing main (``remove_stopped_create``). Delta does not fence DDL: ``before_alter``
     (the caller's lease check) runs before statements that alter an existing main."""
     tagged = partial(engine_commit, spark, tag)
-    properties = {**MAIN_PROPERTIES, **config.tblproperties}
-    if config.change_data_feed:
-        properties[CHANGE_DATA_FEED] = "true"
+    properties = _main_properties(config)
     if table_exists(spark, tables.main):
         _evolve_main(spark, tables, plan, config, properties, tagged, before_alter)
         if config.cluster_by and _takes_clustering(spark, tables):
@@ -893,6 +891,79 @@ def create_or_evolve_main(
             _cluster(spark, tables, plan, config, tagged)
     else:
         _create_main(spark, tables, plan, config, properties, tag)
+
+
+def _main_properties(config: RefreshConfig) -> dict[str, str]:
+    """The table properties main is created with, and kept at."""
+    properties = {**MAIN_PROPERTIES, **config.tblproperties}
+    if config.change_data_feed:
+        properties[CHANGE_DATA_FEED] = "true"
+    return properties
+
+
+def _main_definition(
+    tables: ModelTables, plan: SchemaPlan, config: RefreshConfig, properties: dict[str, str]
+) -> tuple[str, str]:
+    """What main's CREATE says after its columns (format, partitioning, folder, table
+    properties), and its layout clause (clustering is set after: see ``_cluster``)."""
+    clause, columns = layout_columns(plan, config)
+    location = main_location(tables, config)
+    if location:
+        properties = {**properties, OWNER_PROPERTY: state_owner(tables)}
+    partitioned = f"{_layout_clause(clause, columns)} " if clause == "PARTITIONED BY" else ""
+    at = f"LOCATION {literal(location)} " if location else ""
+    return f"USING delta {partitioned}{at}TBLPROPERTIES ({properties_sql(properties)})", clause
+
+
+def replace_main(
+    spark: Any,
+    tables: ModelTables,
+    plan: SchemaPlan,
+    config: RefreshConfig,
+    rows: str,
+    tag: str,
+    fence: tuple[str, int] | None,
+) -> str | None:
+    """Replace main, in one commit tagged ``tag`` and fenced by ``fence``, with a table of
+    the model's layout and properties holding the rows of view ``rows``: ``--full-refresh``
+    where main exists, so that readers see the old table until that commit and the snapshot
+    from it, and a run stopped before it leaves main as it was. Clustering follows in a
+    commit of its own (``_cluster``). None: done; else why Delta cannot replace main so (not
+    a Delta table, in another folder than the model asks for, clustered where the model
+    partitions it), with nothing written: the caller drops main instead."""
+    try:
+        detail = main_detail(spark, tables)
+    except ConfigError as refused:  # a view, another format, files gone
+        return first_line(refused, 200)
+    if detail is None:
+        return "it does not exist"
+    location = main_location(tables, config)
+    if location is not None and not _same_location(detail.location, location):
+        return f"location_root puts main at {location}, main is at {detail.location}"
+    if location is None and _is_external(spark, tables.main):
+        return f"main is stored at {detail.location}, outside its schema's folder"
+    if detail.clustering_columns and config.partition_by:
+        return "Delta does not replace a clustered table with a partitioned one"
+    definition, clause = _main_definition(tables, plan, config, _main_properties(config))
+    columns = ", ".join(ident(c) for c in plan.columns)
+    statement = (
+        f"CREATE OR REPLACE TABLE {tables.main} {definition} AS SELECT {columns} FROM {rows}"
+    )
+    try:
+        with engine_commit(spark, tag, fence):
+            spark.sql(statement)
+    except AnalysisException as error:  # Delta's refusal: nothing was committed
+        return first_line(error, 300)
+    if clause == "CLUSTER BY":
+        _cluster(spark, tables, plan, config, partial(engine_commit, spark, tag))
+    forget_catalog_size(spark, tables.main)
+    return None
+
+
+def _is_external(spark: Any, name: str) -> bool:
+    """Whether table ``name`` keeps its files where its CREATE put them (LOCATION)."""
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+    return any(r["col_name"] == "Type" and r["data_type"] == "EXTERNAL" for r in rows)
 
 
 def _create_main(
@@ -906,22 +977,15 @@ def _create_main(
     """Create main (:func:`create_or_evolve_main`), taking over its folder from a run
     stopped while it created main; a folder another table's files hold is refused."""
     tagged = partial(engine_commit, spark, tag)
-    clause, columns = layout_columns(plan, config)
-    location = main_location(tables, config)
-    if location:
-        properties[OWNER_PROPERTY] = state_owner(tables)
+    definition, clause = _main_definition(tables, plan, config, properties)
     # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
     # new main replaces what they hold, as dbt-spark's table materialization does. A
     # cycle diffs against main as the catalog has it, so none of it is lost that way.
-    create = "CREATE OR REPLACE TABLE" if location else "CREATE TABLE IF NOT EXISTS"
-    at = f"LOCATION {literal(location)} " if location else ""
+    external = main_location(tables, config) is not None
+    create = "CREATE OR REPLACE TABLE" if external else "CREATE TABLE IF NOT EXISTS"
     # Columns declared, not selected: see ``forget_catalog_size``.
     declared = ", ".join(f"{ident(f.name)} {type_sql(f.dataType)}" for f in plan.schema.fields)
-    partitioned = f"{_layout_clause(clause, columns)} " if clause == "PARTITIONED BY" else ""
-    statement = (
-        f"{create} {tables.main} ({declared}) USING delta {partitioned}{at}"
-        f"TBLPROPERTIES ({properties_sql(properties)})"
-    )
+    statement = f"{create} {tables.main} ({declared}) {definition}"
     try:
         with tagged():
             spark.sql(statement)
