@@ -391,3 +391,17 @@ def test_a_fenced_off_merge_is_never_taken_for_the_runs_own_commit(model, monkey
     resumed = model.refresh(lambda: pytest.fail("resumes, does not reload"))
     assert resumed.resumed is True
     assert model.main() == sorted(DAY_2), "a chunk was checkpointed but never merged"
+
+
+def test_a_full_refresh_whose_replace_is_fenced_off_keeps_main_and_the_bookkeeping(model):
+    """A newer owner's fenced write to main (here a fence above any this run can hold) makes
+    Delta skip a --full-refresh's replace of main without an error: the run must stop,
+    with main and the bookkeeping tables as they were, not take main for replaced and drop
+    the bookkeeping."""
+    main = model.tables.main
+    with engine_commit(model.spark, "a newer owner", (fence_app_id(main), 2**62)):
+        model.spark.sql(f"INSERT INTO {main} SELECT * FROM {main} WHERE false")
+    with pytest.raises(LeaseLostError, match="was not replaced"):
+        model.refresh([(1, "replaced")], full_refresh=True)
+    assert model.main() == sorted(ROWS)
+    assert tables.table_exists(model.spark, model.tables.staging), "bookkeeping dropped"
