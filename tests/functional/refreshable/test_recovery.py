@@ -11,6 +11,7 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.commits import session_confs
 from dbt.adapters.spark_refreshable.engine.datetime_writes import TIMESTAMP_OUTPUT_CONF
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
+from dbt.adapters.spark_refreshable.engine.tables import table_exists
 from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.faults import injected
 
@@ -147,6 +148,8 @@ def test_a_full_refresh_verifies_the_replaced_main_and_keeps_its_layout_config(s
     detail = spark.sql(f"DESCRIBE DETAIL {model.tables.main}").collect()[0]
     assert list(detail["partitionColumns"]) == ["region"]
     assert model.main() == [(1, "eu"), (3, "us")]
+    # the bookkeeping left whole, as after a first build: the next cycle commits as usual
+    assert table_exists(spark, model.tables.progress)
     after = model.refresh([(1, "eu"), (4, "us")], partition_by="region")
     assert (after.rows_inserted, after.rows_deleted, after.diff_read_main) == (1, 1, False)
     assert model.main() == [(1, "eu"), (4, "us")]

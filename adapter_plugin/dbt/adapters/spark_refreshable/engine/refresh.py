@@ -439,6 +439,10 @@ class RefreshRun:
             if why_not is None:
                 self.report.say("--full-refresh: dropping staging, changes, progress and state")
                 drop_bookkeeping(self.spark, self.tables)
+                # the cycle after a replace has nothing to merge: the progress table that a
+                # first build's cycle creates is created here, so that the next cycle with
+                # changes makes a usual cycle's commits
+                progress.ensure_table(self.spark, self.tables)
             else:
                 self.report.say(
                     f"--full-refresh: main cannot be replaced in one commit ({why_not}); "
