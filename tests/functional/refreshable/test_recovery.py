@@ -12,7 +12,7 @@ from dbt.adapters.spark_refreshable.engine.commits import session_confs
 from dbt.adapters.spark_refreshable.engine.datetime_writes import TIMESTAMP_OUTPUT_CONF
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, InjectedFault
 from dbt.adapters.spark_refreshable.engine.tables import table_exists
-from tests.functional.refreshable.engine_harness import EngineModel
+from tests.functional.refreshable.engine_harness import EngineModel, record_messages
 from tests.support.faults import injected
 
 OLD = [(i, f"old {i}") for i in range(0, 120)]
@@ -136,12 +136,14 @@ def test_a_full_refresh_stopped_anywhere_leaves_main_whole(model, point):
     assert model.refresh(NEWER).rows_affected == 0
 
 
-def test_a_full_refresh_verifies_the_replaced_main_and_keeps_its_layout_config(spark):
+def test_a_full_refresh_verifies_the_replaced_main_and_keeps_its_layout_config(spark, monkeypatch):
     """A completed --full-refresh reports the replace, leaves main equal to the snapshot in
     the layout the model asks for now, and the next cycle uses the index again."""
     model = EngineModel(spark, "id INT, region STRING", unique_key="id")
     model.refresh([(1, "eu"), (2, "us")])
+    said = record_messages(monkeypatch)
     result = model.refresh([(1, "eu"), (3, "us")], full_refresh=True, partition_by="region")
+    assert "--full-refresh: replaced main with the snapshot's 2 rows in one commit" in said
     assert result.main_replaced is True
     # the replace's rows, and nothing more: the cycle after it found main equal
     assert result.message.startswith("REPLACED +2 ~0 -0 =0")
@@ -153,6 +155,21 @@ def test_a_full_refresh_verifies_the_replaced_main_and_keeps_its_layout_config(s
     after = model.refresh([(1, "eu"), (4, "us")], partition_by="region")
     assert (after.rows_inserted, after.rows_deleted, after.diff_read_main) == (1, 1, False)
     assert model.main() == [(1, "eu"), (4, "us")]
+
+
+def test_a_full_refresh_drops_a_main_delta_cannot_replace_and_says_why(spark, monkeypatch):
+    """Delta refuses to replace a liquid-clustered table with a partitioned one: such a
+    --full-refresh drops main first, as before replaces, and says why."""
+    model = EngineModel(spark, "id INT, region STRING", unique_key="id", cluster_by="id")
+    model.refresh([(1, "eu"), (2, "us")])
+    del model.config["cluster_by"]
+    said = record_messages(monkeypatch)
+    result = model.refresh([(1, "eu"), (3, "us")], full_refresh=True, partition_by="region")
+    assert result.main_replaced is False and result.message.startswith("REFRESHED +2 ")
+    assert any("dropping main (it cannot be replaced: Delta does not" in m for m in said), said
+    detail = spark.sql(f"DESCRIBE DETAIL {model.tables.main}").collect()[0]
+    assert list(detail["partitionColumns"]) == ["region"]
+    assert model.main() == [(1, "eu"), (3, "us")]
 
 
 def test_a_resume_in_a_session_whose_writes_would_change_its_timestamps_is_refused(spark):

@@ -103,6 +103,7 @@ from dbt.adapters.spark_refreshable.engine.sql import (
 from dbt.adapters.spark_refreshable.engine.state import RELEASED_OWNER, Phase, State
 from dbt.adapters.spark_refreshable.engine.tables import (
     FILES_GONE,
+    NO_MAIN,
     MainDetail,
     SchemaPlan,
     add_contract_constraints,
@@ -444,9 +445,9 @@ class RefreshRun:
                 # changes makes a usual cycle's commits
                 progress.ensure_table(self.spark, self.tables)
             else:
+                cannot = "" if why_not == NO_MAIN else f" (it cannot be replaced: {why_not})"
                 self.report.say(
-                    f"--full-refresh: main cannot be replaced in one commit ({why_not}); "
-                    f"dropping main, staging, changes, progress and state"
+                    f"--full-refresh: dropping main{cannot}, staging, changes, progress and state"
                 )
                 drop_all(self.spark, self.tables)
         finally:

@@ -915,6 +915,9 @@ def _main_definition(
     return f"USING delta {partitioned}{at}TBLPROPERTIES ({properties_sql(properties)})", clause
 
 
+NO_MAIN = "there is no main"  # why replace_main replaced nothing, for a model not built yet
+
+
 def replace_main(
     spark: Any,
     tables: ModelTables,
@@ -936,7 +939,7 @@ def replace_main(
     except ConfigError as refused:  # a view, another format, files gone
         return first_line(refused, 200)
     if detail is None:
-        return "it does not exist"
+        return NO_MAIN
     location = main_location(tables, config)
     if location is not None and not _same_location(detail.location, location):
         return f"location_root puts main at {location}, main is at {detail.location}"
