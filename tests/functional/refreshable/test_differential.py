@@ -27,7 +27,7 @@ import pytest
 from dbt.adapters.spark_refreshable.engine.errors import InjectedFault
 from tests.functional.refreshable.engine_harness import EngineModel
 from tests.support.content import content_problems
-from tests.support.faults import injected
+from tests.support.faults import acting_at, injected
 from tests.support.snapshots import (
     KEY_KINDS,
     Atom,
@@ -174,6 +174,7 @@ def test_columns_change_case_between_days(spark, case_sensitive) -> None:
 CRASH_POINTS = ["loading", "finishing", "chunk_committed", "chunk_done", "merged"]
 CONFIG_CASES = 12  # cases per model of the test below: each model is its own table config
 EVOLVING = ["append_new_columns", "sync_all_columns"]
+FULL_REFRESH_SHARE = 0.4  # of the days after the first, refreshed with --full-refresh
 
 
 def drawn_table_config(rng: random.Random, model: GeneratedModel) -> dict[str, Any]:
@@ -207,6 +208,25 @@ def drawn_table_config(rng: random.Random, model: GeneratedModel) -> dict[str, A
     return config
 
 
+def problems(engine: EngineModel, rows: list[tuple], model: GeneratedModel) -> list[str]:
+    """How main differs from ``rows``, by content."""
+    found = content_problems(
+        engine.spark, engine.tables.main, engine.frame(rows), len(model.unique_key)
+    )
+    return [what for _, what in found]
+
+
+def refreshed(
+    engine: EngineModel, rows: list[tuple], model: GeneratedModel, **config: Any
+) -> list[str]:
+    """Refresh to ``rows``; where a --full-refresh replaced main, how main then differed
+    from them (before the cycle that verifies it)."""
+    as_replaced: list[str] = []
+    with acting_at("replaced", lambda: as_replaced.extend(problems(engine, rows, model))):
+        replaced = engine.refresh(rows, **config).main_replaced
+    return as_replaced if replaced else []
+
+
 def redrawn_table_config(rng: random.Random, model: GeneratedModel, keys: list[list[str]]) -> dict:
     """A day's config: another draw (``drawn_table_config``), the unique_key one of
     ``keys`` (the same columns in another order: another vnode layout), and no layout
@@ -223,12 +243,15 @@ def redrawn_table_config(rng: random.Random, model: GeneratedModel, keys: list[l
 )
 def test_generated_snapshots_under_generated_table_configs(spark, index: int) -> None:
     """Generated snapshots (also columns that come and go) under a table config drawn
-    anew each day (``redrawn_table_config``), one refresh of day 2 or 3 crashed at a drawn
-    point and resumed by the next under yet another: main equals each day's snapshot.
-    Drawing configs found a clustering that Delta's CREATE could not parse after an emoji,
-    and partition and feed column names that made every MERGE fail."""
+    anew each day (``redrawn_table_config``), some days with --full-refresh, one refresh
+    of day 2 or 3 crashed at a drawn point and resumed by the next under yet another: main
+    equals each day's snapshot, also where a --full-refresh replaced it, before the cycle
+    that verifies it. Drawing configs found a clustering that Delta's CREATE could not
+    parse after an emoji, partition and feed column names that made every MERGE fail, and
+    partitioned and fed mains whose replace failed (see test_recovery.py)."""
     seed = SEED + 1000 + index
     rng = random.Random(seed)
+    full_refreshes = random.Random(-seed)  # apart from ``rng``: its draws stay as they were
     kinds = rng.randrange(len(KEY_KINDS))
     model = generate(
         seed, CONFIG_CASES, features_without(*FEATURES_OFF), KEY_KINDS[kinds], rng.random() < 0.6
@@ -240,17 +263,17 @@ def test_generated_snapshots_under_generated_table_configs(spark, index: int) ->
     for day in (1, 2, 3):
         engine.ddl, rows = model.ddl(day), model.day(day)
         config = redrawn_table_config(rng, model, keys)
+        full = day > 1 and full_refreshes.random() < FULL_REFRESH_SHARE
         if day == crash_day:
-            configs.append(f"day {day}, crashed at {point}: {config}")
-            with injected(f"{point}:raise"), contextlib.suppress(InjectedFault):
-                engine.refresh(rows, **config)
+            crashed_at = "replaced" if full and full_refreshes.random() < 0.5 else point
+            said = f"day {day}{' --full-refresh' * full}, crashed at {crashed_at}: {config}"
+            configs.append(said)
+            with injected(f"{crashed_at}:raise"), contextlib.suppress(InjectedFault):
+                engine.refresh(rows, full_refresh=full, **config)
             config = redrawn_table_config(rng, model, keys)
-        configs.append(f"day {day}: {config}")
-        engine.refresh(rows, **config)
-        report += [
-            f"day {day}: {what}"
-            for _, what in content_problems(
-                spark, engine.tables.main, engine.frame(rows), len(model.unique_key)
-            )
-        ]
+            full = full_refreshes.random() < FULL_REFRESH_SHARE
+        configs.append(f"day {day}{' --full-refresh' * full}: {config}")
+        as_replaced = refreshed(engine, rows, model, full_refresh=full, **config)
+        report += [f"day {day}, as replaced: {what}" for what in as_replaced]
+        report += [f"day {day}: {what}" for what in problems(engine, rows, model)]
     assert_no_divergence_in("\n".join([model.describe(), *configs]), report)

@@ -267,7 +267,7 @@ class RefreshRun:
 
     def _held_before_full_refresh(self, snapshot: Callable[[], Any]) -> Callable[[], Any]:
         """``--full-refresh`` replaces main with its snapshot, or drops it, before the cycle
-        (``_drop_for_full_refresh``). First the model runs and every row of its snapshot is
+        (``_replace_or_drop_main``). First the model runs and every row of its snapshot is
         computed and held by Spark (``localCheckpoint``), and checked as a first build's load
         checks it: columns, main's folder, keys, the contract's constraints, partition
         values. A model that fails, or a snapshot refused, leaves main as it was. The replace
@@ -314,7 +314,7 @@ class RefreshRun:
             **claim_bookkeeping_tables(spark, tables, others, dropping=full_refresh).outdated,
         }
         if full_refresh:
-            self._drop_for_full_refresh()
+            self._replace_or_drop_main()
             outdated, has_state = {}, False
         found = None if has_state else self._own_new_state_table()
         if found is None:  # the table exists, or another run created it first
@@ -411,7 +411,7 @@ class RefreshRun:
         drop_bookkeeping(self.spark, old)
         lease.forget()
 
-    def _drop_for_full_refresh(self) -> None:
+    def _replace_or_drop_main(self) -> None:
         """Replace main with the held snapshot in one commit where Delta can (see
         ``tables.replace_main``), else drop it; then drop the bookkeeping tables. All under
         the lease (a live owner refuses it), so that no run can start between the check and

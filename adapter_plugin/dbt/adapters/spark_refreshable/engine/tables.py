@@ -19,7 +19,7 @@ from functools import partial
 from typing import Any
 
 from py4j.protocol import Py4JError
-from pyspark.errors import AnalysisException, PySparkException
+from pyspark.errors import AnalysisException, PySparkException, UnsupportedOperationException
 from pyspark.sql.types import (
     ArrayType,
     DataType,
@@ -933,7 +933,8 @@ def replace_main(
     from it, and a run stopped before it leaves main as it was. Clustering follows in a
     commit of its own (``_cluster``). None: done; else why Delta cannot replace main so (not
     a Delta table, in another folder than the model asks for, clustered where the model
-    partitions it), with nothing written: the caller drops main instead."""
+    partitions it, partitioned by other than its last columns in Spark's in-memory catalog,
+    refused by Delta), with nothing written: the caller drops main instead."""
     try:
         detail = main_detail(spark, tables)
     except ConfigError as refused:  # a view, another format, files gone
@@ -948,6 +949,15 @@ def replace_main(
     if detail.clustering_columns and config.partition_by:
         return "Delta does not replace a clustered table with a partitioned one"
     definition, clause = _main_definition(tables, plan, config, _main_properties(config))
+    partitions = layout_columns(plan, config)[1] if clause == "PARTITIONED BY" else []
+    if _in_memory_catalog(spark) and (
+        _partitioned_not_last(columns_of(spark, tables.main).names, detail.partition_columns)
+        or _partitioned_not_last(plan.columns, partitions)
+    ):
+        return (
+            "Spark's in-memory catalog cannot replace a table partitioned by other than its "
+            "last columns"
+        )
     columns = ", ".join(ident(c) for c in plan.columns)
     statement = (
         f"CREATE OR REPLACE TABLE {tables.main} {definition} AS SELECT {columns} FROM {rows}"
@@ -955,12 +965,27 @@ def replace_main(
     try:
         with engine_commit(spark, tag, fence):
             spark.sql(statement)
-    except AnalysisException as error:  # Delta's refusal: nothing was committed
-        return first_line(error, 300)
+    except (AnalysisException, UnsupportedOperationException) as error:
+        return first_line(error, 300)  # Delta's refusal: nothing was committed
     if clause == "CLUSTER BY":
         _cluster(spark, tables, plan, config, partial(engine_commit, spark, tag))
     forget_catalog_size(spark, tables.main)
     return None
+
+
+def _in_memory_catalog(spark: Any) -> bool:
+    """Whether the session's catalog is Spark's in-memory one. Delta's replace (and a change
+    of columns) writes a partitioned table's entry there with the columns in the table's
+    order, where Spark's catalog expects the partition columns last: a replace of a table
+    whose entry has them elsewhere fails after its commit, in Spark's check of that entry
+    ("Corrupted table metadata"). A Hive metastore keeps no columns of a Delta table."""
+    return spark.conf.get("spark.sql.catalogImplementation", "hive") == "in-memory"
+
+
+def _partitioned_not_last(columns: list[str], partitions: list[str]) -> bool:
+    """Whether a table of ``columns`` is partitioned by other than its last columns."""
+    last = columns[len(columns) - len(partitions) :]
+    return [fold_name(c) for c in last] != [fold_name(c) for c in partitions]
 
 
 def _is_external(spark: Any, name: str) -> bool:
