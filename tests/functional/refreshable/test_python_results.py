@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError
@@ -450,18 +451,34 @@ def test_datetimes_without_a_zone_that_spark_shows_at_another_time_are_refused(s
     assert refused >= 1 and (kept >= 1 or process_zone != "UTC"), (kept, refused)
 
 
-def test_pandas_na_in_a_frame_converted_row_by_row_is_refused_with_its_fix(spark):
+@pytest.mark.parametrize(
+    "flags, dtype",
+    [
+        (pd.Series([True, None, False], dtype="boolean"), "boolean"),
+        # Arrow's lists: NA is all Spark reads of them (it takes the lists for no type), and
+        # astype(object) makes them numpy arrays, which it reads as no type either
+        (
+            pd.Series([[1, 2], None, []], dtype=pd.ArrowDtype(pa.list_(pa.int64()))),
+            "list<item: int64>[pyarrow]",
+        ),
+    ],
+    ids=["boolean", "arrow-list"],
+)
+def test_pandas_na_in_a_frame_converted_row_by_row_is_refused_with_its_fix(spark, flags, dtype):
     """Spark's row-by-row conversion (here forced by an unsigned column, which Arrow cannot
-    take) reads pandas' NA as an object it cannot merge with the column's values."""
-    flags = pd.Series([True, None, False], dtype="boolean")
+    take) reads pandas' NA as an object it cannot merge with the column's values, or
+    infers no type from it; the message names the column and a fix that works."""
     frame = pd.DataFrame({"id": [1, 2, 3], "flag": flags, "u8": np.arange(3, dtype="uint8")})
     with pytest.raises(ConfigError) as raised:
         as_spark_frame(spark, frame)
     message = str(raised.value)
-    assert "`flag` (boolean)" in message and ".where(df[c].notna(), None)" in message, message
-    frame["flag"] = flags.astype(object).where(flags.notna(), None)  # the fix it gives
+    assert f"`flag` ({dtype})" in message and ".where(df[c].notna(), None)" in message, message
+    # the fix it gives
+    frame["flag"] = pd.Series(flags.tolist(), index=frame.index, dtype=object).where(
+        flags.notna(), None
+    )
     held = as_spark_frame(spark, frame).orderBy("id").collect()
-    assert [row.flag for row in held] == [True, None, False]
+    assert [row.flag for row in held] == [None if v is pd.NA else v for v in flags.tolist()]
 
 
 TOKYO_TEN = datetime.datetime(2026, 7, 1, 10, tzinfo=datetime.timezone(datetime.timedelta(hours=9)))

@@ -94,8 +94,8 @@ FIXES = {
     "column float",
     "tuples": "Give every tuple of the column as many values as the struct has fields, or "
     "return dicts, whose missing keys are NULL",
-    "missing": "Give the column Python values with None where missing "
-    "(df[c].astype(object).where(df[c].notna(), None))",
+    "missing": "Give the column Python values with None where missing (pandas.Series("
+    "df[c].tolist(), index=df.index, dtype=object).where(df[c].notna(), None))",
     "zoned": "Give the column datetimes of one kind: all without a time zone (convert them to "
     "the zone you mean, then .replace(tzinfo=None)), or all with one (a TIMESTAMP column)",
     "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
@@ -161,9 +161,12 @@ def _missing_values_only_nan(column: Any) -> bool:
 
 def _columns_holding_pandas_na(error: BaseException, frame: Any) -> str:
     """What to change where Spark, converting the frame row by row, took pandas' NA (the
-    missing value of its nullable types: Int64, boolean, string) for a struct it cannot
-    merge with the column's values; "" otherwise."""
-    if "CANNOT_MERGE_TYPE" not in str(error) or "StructType" not in str(error):
+    missing value of its nullable types: Int64, boolean, string, Arrow's) for a struct it
+    cannot merge with the column's values, or inferred no type from it (a column of Arrow
+    lists holds nothing else Spark reads); "" otherwise."""
+    text = str(error)
+    took_for_struct = "CANNOT_MERGE_TYPE" in text and "StructType" in text
+    if not (took_for_struct or "CANNOT_INFER_TYPE_FOR_FIELD" in text):
         return ""
     holding = [
         f"`{name}` ({dtype})"
