@@ -14,6 +14,8 @@ import pytest
 
 from dbt.adapters.spark_refreshable.engine import diff, load
 from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.job import RefreshResult
+from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from tests.functional.refreshable.engine_harness import EngineModel
 
 SEED = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261123"))
@@ -112,6 +114,66 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
         assert model.vnode_rows() == rows_per_vnode(model, rows_of(snapshot)), context
 
 
+def staging_version(model: EngineModel) -> int | None:
+    """Staging's newest version; None where it does not exist."""
+    if not model.spark.catalog.tableExists(model.tables.staging):
+        return None
+    return model.table_version("staging")
+
+
+# after which the same snapshot again is diffed against all of main, or staging rewritten
+MAIN_UNTRUSTED = {
+    "rows of main updated, deleted and inserted",
+    "main restored to an older version",
+    "the last snapshot's checksum recorded otherwise",
+    "vnodes changed",
+}
+STAGING_TOUCHED = {"staging dropped", "staging rewritten and vacuumed", "staging rewritten alike"}
+
+
+def test_the_last_snapshot_again_leaves_staging_as_it_is(spark, vacuum_allowed):
+    """A disturbance of each kind (drawn), in a drawn order, each followed by the same
+    snapshot again, shuffled: staging is not rewritten exactly where main still holds the
+    last snapshot and staging's newest version is it (rewritten outside the engine with
+    the same rows, it is not trusted); main equals the snapshot either way, staging's
+    version the state records holds it, and the index that cycle leaves serves the next
+    changed snapshot."""
+    rng = random.Random(SEED + 2)
+    model = EngineModel(spark, DDL, unique_key="id")
+    snapshot = next_snapshot(rng, {})
+    model.refresh(rows_of(snapshot))
+    harmless = sorted(set(DISTURBANCES) - MAIN_UNTRUSTED - STAGING_TOUCHED)
+    drawn = [rng.choice(harmless), rng.choice(sorted(MAIN_UNTRUSTED))]
+    drawn.append(rng.choice(sorted(STAGING_TOUCHED - {"staging rewritten alike"})))
+    plan = rng.sample([*drawn, "staging rewritten alike"], len(drawn) + 1)
+    vnodes = 8
+    for what in plan:
+        if what == "staging rewritten alike":
+            staging = model.tables.staging
+            spark.sql(f"INSERT OVERWRITE {staging} SELECT * FROM {staging}")
+        else:
+            disturb(model, what, rng, snapshot)
+        if what == "vnodes changed":
+            vnodes = 16 if vnodes == 8 else 8
+        before = staging_version(model)
+        again = model.refresh(rng.sample(rows_of(snapshot), len(snapshot)), vnodes=vnodes)
+        context = f"seed {SEED + 2}, the same snapshot after '{what}'"
+        kept = staging_version(model) == before
+        assert kept is (what not in MAIN_UNTRUSTED | STAGING_TOUCHED), context
+        assert not kept or again.rows_affected == 0, context
+        assert again.diff_read_main is (what in MAIN_UNTRUSTED), context
+        assert exactly(model.main()) == exactly(rows_of(snapshot)), context
+        recorded = LastSnapshot.parse(model.state().last_columns).staging_version
+        assert recorded == staging_version(model), context  # what the proof test reads
+        at = f"{model.tables.staging} VERSION AS OF {recorded}"
+        staged = spark.sql(f"SELECT id, v, d FROM {at}").collect()
+        assert exactly([tuple(r) for r in staged]) == exactly(rows_of(snapshot)), context
+        snapshot = next_snapshot(rng, snapshot)
+        result = model.refresh(rows_of(snapshot), vnodes=vnodes)
+        assert exactly(model.main()) == exactly(rows_of(snapshot)), context
+        assert not result.diff_read_main and staging_version(model) != recorded, context
+
+
 def alike_in_size(rng: random.Random, current: dict[int, tuple]) -> dict[int, tuple]:
     """``current`` changed without changing its row count: values moved between keys, a
     zero's sign flipped, a key renamed, or a row replaced by a copy of another (a duplicate
@@ -180,19 +242,33 @@ def test_only_the_last_snapshot_again_is_not_diffed(spark):
 
 def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
     """Staging's overwrite counts its rows, checksum and NULL keys as it writes them (Spark's
-    observed metrics), and with the index no job sums staging: the last snapshot again is
-    told by those totals, and a changed one's rows per vnode are the index's plus the
-    diff's inserts less its deletes. Where the last snapshot has more rows than a write
-    counts, or the write reports nothing, a job sums staging."""
+    observed metrics), and with the index no job sums staging: the last snapshot again
+    (told before the load, or, where staging was rewritten outside the engine, by the
+    write's totals) and a changed one, whose rows per vnode are the index's plus the diff's
+    inserts less its deletes. Where the last snapshot has more rows than a write counts, or
+    the write reports nothing, a job sums staging."""
     summed: list[str] = []
     summarize = diff.summarize_staging
     monkeypatch.setattr(
         diff, "summarize_staging", lambda *args: summed.append("job") or summarize(*args)
     )
     model = EngineModel(spark, DDL, unique_key="id", vnodes=4)
+
+    def again_with_staging_rewritten(rows: list[tuple]) -> RefreshResult:
+        staging = model.tables.staging
+        spark.sql(f"INSERT OVERWRITE {staging} SELECT * FROM {staging}")  # the same rows
+        before = staging_version(model)
+        again = model.refresh(rows)
+        assert staging_version(model) == before + 1, again.message
+        return again
+
     rows = [(k, "a", 1.5) for k in range(12)]
     model.refresh(rows)
+    before = staging_version(model)
     again = model.refresh(list(reversed(rows)))
+    assert again.diff_skipped and again.rows_affected == 0, again.message
+    assert staging_version(model) == before, "the snapshot again: staging not rewritten"
+    again = again_with_staging_rewritten(rows)
     assert again.diff_skipped and again.rows_affected == 0, again.message
     assert summed == [] and model.vnode_rows() == rows_per_vnode(model, rows)
     changed = [(k, "b" if k == 3 else "a", -0.0 if k == 7 else 1.5) for k in range(2, 12)]
@@ -204,12 +280,12 @@ def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
     assert exactly(model.main()) == exactly(changed)
 
     monkeypatch.setattr(load, "COUNTED_WRITE_MAX_ROWS", len(changed) - 1)  # too many to count
-    again = model.refresh(changed)
+    again = again_with_staging_rewritten(changed)
     assert again.diff_skipped and summed == ["job"], again.message
     monkeypatch.setattr(load, "COUNTED_WRITE_MAX_ROWS", len(changed))
     replace = load.replace_scratch_table
     monkeypatch.setattr(load, "replace_scratch_table", lambda frame, name, _: replace(frame, name))
-    again = model.refresh(changed)
+    again = again_with_staging_rewritten(changed)
     assert again.diff_skipped and summed == ["job", "job"], again.message
     assert model.vnode_rows() == rows_per_vnode(model, changed)
 

@@ -94,6 +94,11 @@ class StagedTotals:
     checksum: str
     null_keys: int
 
+    @classmethod
+    def of(cls, found: Any) -> StagedTotals:
+        """The totals in a row (or dict) of :func:`staging_totals_sql`'s aggregates."""
+        return cls(int(found["rows"]), str(int(found["checksum"] or 0)), int(found["null_keys"]))
+
 
 def staging_totals_sql(keys: tuple[str, ...]) -> dict[str, str]:
     """The aggregates of :class:`StagedTotals` over staging's rows (name: SQL)."""
@@ -143,19 +148,28 @@ def write_staging(
     (``expected_rows``: the last snapshot's rows; None: it cannot) and they are few enough
     (``COUNTED_WRITE_MAX_ROWS``), the write also counts them and returns them where Spark
     reported them (see ``replace_scratch_table``); None: not known."""
-    from pyspark.sql import functions as F
-
-    staged = snapshot.withColumn(VNODE_COLUMN, F.expr(layout.expression(plan.keys))).withColumn(
-        HASH_COLUMN, F.expr(row_hash_expression(plan.schema))
-    )
     counted = expected_rows is not None and expected_rows <= COUNTED_WRITE_MAX_ROWS
     totals = staging_totals_sql(plan.keys) if counted else None
-    found = replace_scratch_table(staged, tables.staging, totals)
-    if found is None:
-        return None
-    return StagedTotals(
-        int(found["rows"]), str(int(found["checksum"] or 0)), int(found["null_keys"])
+    found = replace_scratch_table(as_staged(snapshot, plan, layout), tables.staging, totals)
+    return None if found is None else StagedTotals.of(found)
+
+
+def as_staged(snapshot: Any, plan: SchemaPlan, layout: VnodeLayout) -> Any:
+    """The snapshot's rows as staging holds them: with each row's vnode and row hash."""
+    from pyspark.sql import functions as F
+
+    return snapshot.withColumn(VNODE_COLUMN, F.expr(layout.expression(plan.keys))).withColumn(
+        HASH_COLUMN, F.expr(row_hash_expression(plan.schema))
     )
+
+
+def staged_totals(staged: Any, keys: tuple[str, ...]) -> StagedTotals:
+    """The totals staging's write would count of rows ``staged`` (:func:`as_staged`),
+    summed in a job of their own that writes nothing."""
+    from pyspark.sql import functions as F
+
+    sums = [F.expr(sql).alias(name) for name, sql in staging_totals_sql(keys).items()]
+    return StagedTotals.of(staged.agg(*sums).collect()[0])
 
 
 def refuse_null_keys(

@@ -236,6 +236,7 @@ class RefreshRun:
         self._merging: LoadedCycle | None = None  # the cycle being merged, its plan committed
         self._held: tuple[Any, SchemaPlan] | None = None  # a --full-refresh's rows and plan
         self._replaced_rows = 0  # written by a --full-refresh's replace of main
+        self._kept_staging = False  # this run's load found staging holding its snapshot
 
     # -- the run ---------------------------------------------------------------------
     def execute(self, snapshot: Callable[[], Any], full_refresh: bool) -> RefreshResult:
@@ -749,9 +750,13 @@ class RefreshRun:
                     spark, tables, self._main_index(plan, layout, detail), self.index_view
                 )
             )
-            last_rows = None if index is None else index.rows
-            written = load.write_staging(frame, tables, plan, layout, last_rows)
-            staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
+            kept = self._staging_kept(frame, plan, layout, index)
+            if kept is None:
+                last_rows = None if index is None else index.rows
+                written = load.write_staging(frame, tables, plan, layout, last_rows)
+                staging_version, staged_rows = written_by_newest_commit(spark, tables.staging)
+            else:
+                written, staging_version, staged_rows = kept
             self.faults.reached("loading")
             base_version = None if detail is None else detail.version
             self._main_files = (
@@ -771,6 +776,38 @@ class RefreshRun:
             {} if detail is None else detail.own_checks,
             list(config.partition_by) if detail is None else detail.partition_columns,
         )
+
+    def _staging_kept(
+        self,
+        frame: Any,
+        plan: SchemaPlan,
+        layout: VnodeLayout,
+        index: diff.MainIndex | None,
+    ) -> tuple[load.StagedTotals, int, int | None] | None:
+        """Staging left unwritten where it already holds the snapshot: main holds the last
+        completed snapshot (``index``, pinned: the same columns hashed the same way, and no
+        type changes but by ``--full-refresh``, after which main is diffed by its rows),
+        the snapshot, summed in a job that writes nothing, has its rows and checksum
+        (:meth:`diff.MainIndex.is_snapshot_of`, the criterion that lets the diff skip), and
+        staging's newest version is still that snapshot's. Then: the snapshot's totals,
+        staging's version and the rows its commit wrote; None: staging is written. The job
+        costs a cycle with changes one more evaluation of the model, and saves one without
+        them the write of staging
+        (bench/results/history/2026-12-07-checksum-before-the-load.md)."""
+        if index is None or index.view is None:
+            return None
+        totals = load.staged_totals(load.as_staged(frame, plan, layout), plan.keys)
+        if not index.is_snapshot_of(totals):
+            return None
+        version, rows = written_by_newest_commit(self.spark, self.tables.staging)
+        if version != index.staging_version:  # written since: it is rewritten
+            return None
+        self.report.say(
+            f"the snapshot has the last cycle's {totals.rows:,} rows and checksum: staging "
+            f"already holds it (version {version}) and is not rewritten"
+        )
+        self._kept_staging = True
+        return totals, version, rows
 
     def _previous_layout(self) -> VnodeLayout | None:
         """The last completed cycle's vnode layout for this one to keep, if it recorded one
@@ -1021,7 +1058,8 @@ class RefreshRun:
         due = [
             (role, shown)
             for role, shown, version in (
-                ("staging", "staging", cycle.staging_version),
+                # kept, staging is at the version an earlier cycle left (and vacuumed)
+                ("staging", "staging", None if self._kept_staging else cycle.staging_version),
                 ("changes", "the change set", cycle.changes_version),
             )
             if scratch_vacuum.is_due(version)
