@@ -1,7 +1,8 @@
 """Refreshing: evaluate the snapshot into staging and validate it before main is touched.
 
 Staging holds the snapshot's columns plus each row's vnode and content hash, computed once
-as the snapshot is written (one pass over the snapshot, no shuffle). The diff (``diff``)
+as the snapshot is written (one pass over the snapshot, no shuffle; or summed without a
+write, :func:`staged_totals`, to find the last snapshot again, which staging still holds). The diff (``diff``)
 sums staging's rows per vnode, its rows with a NULL key and its content checksum
 (:class:`StagedSnapshot`), and finds duplicate keys and what would be deleted, which the
 checks here refuse.
