@@ -2,10 +2,10 @@
 
 Staging holds the snapshot's columns plus each row's vnode and content hash, computed once
 as the snapshot is written (one pass over the snapshot, no shuffle; or summed without a
-write, :func:`staged_totals`, to find the last snapshot again, which staging still holds). The diff (``diff``)
-sums staging's rows per vnode, its rows with a NULL key and its content checksum
-(:class:`StagedSnapshot`), and finds duplicate keys and what would be deleted, which the
-checks here refuse.
+write, :func:`staged_totals`, to find the last snapshot again, which staging still holds).
+The diff (``diff``) sums staging's rows per vnode, its rows with a NULL key and its content
+checksum (:class:`StagedSnapshot`), and finds duplicate keys and what would be deleted,
+which the checks here refuse.
 """
 
 from __future__ import annotations

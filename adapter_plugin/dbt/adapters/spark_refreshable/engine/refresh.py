@@ -790,12 +790,13 @@ class RefreshRun:
         the snapshot, summed in a job that writes nothing, has its rows and checksum
         (:meth:`diff.MainIndex.is_snapshot_of`, the criterion that lets the diff skip), and
         staging's newest version is still that snapshot's. Then: the snapshot's totals,
-        staging's version and the rows its commit wrote; None: staging is written. The job
-        costs a cycle with changes one more evaluation of the model, and saves one without
-        them the write of staging
+        staging's version and the rows its commit wrote; None: staging is written. The rows
+        are counted first, and summed only where they are the last snapshot's: a cycle with
+        changes pays one more evaluation of the model (a count of it, where rows came or
+        went), and one without them saves the write of staging
         (bench/results/history/2026-12-07-checksum-before-the-load.md)."""
-        if index is None or index.view is None:
-            return None
+        if index is None or index.view is None or frame.count() != index.rows:
+            return None  # counted first: a Parquet source's count reads no column
         totals = load.staged_totals(load.as_staged(frame, plan, layout), plan.keys)
         if not index.is_snapshot_of(totals):
             return None
