@@ -420,6 +420,8 @@ class RefreshRun:
         one row) holds no lease: it is what --full-refresh repairs. The cycle that follows
         diffs the snapshot against main as it is, so a replaced main is verified equal to
         it; a run stopped in between leaves main whole, the old table or the snapshot."""
+        held = self._held
+        assert held is not None, "a --full-refresh holds its snapshot first"
         held_lease = False
         if table_exists(self.spark, self.tables.state):
             try:
@@ -435,8 +437,7 @@ class RefreshRun:
                 held_lease = True
         try:
             with self.clock.measure("merge"):
-                held = self._held
-                why_not = "no snapshot held" if held is None else self._replace(held, held_lease)
+                why_not = self._replace(held, held_lease)
             self.faults.reached("replaced")
             if why_not is None:
                 self.report.say("--full-refresh: dropping staging, changes, progress and state")

@@ -903,16 +903,18 @@ def _main_properties(config: RefreshConfig) -> dict[str, str]:
 
 def _main_definition(
     tables: ModelTables, plan: SchemaPlan, config: RefreshConfig, properties: dict[str, str]
-) -> tuple[str, str]:
+) -> tuple[str, str, list[str]]:
     """What main's CREATE says after its columns (format, partitioning, folder, table
-    properties), and its layout clause (clustering is set after: see ``_cluster``)."""
+    properties), its layout clause and that clause's columns (clustering is set after: see
+    ``_cluster``)."""
     clause, columns = layout_columns(plan, config)
     location = main_location(tables, config)
     if location:
         properties = {**properties, OWNER_PROPERTY: state_owner(tables)}
     partitioned = f"{_layout_clause(clause, columns)} " if clause == "PARTITIONED BY" else ""
     at = f"LOCATION {literal(location)} " if location else ""
-    return f"USING delta {partitioned}{at}TBLPROPERTIES ({properties_sql(properties)})", clause
+    definition = f"USING delta {partitioned}{at}TBLPROPERTIES ({properties_sql(properties)})"
+    return definition, clause, columns
 
 
 NO_MAIN = "there is no main"  # why replace_main replaced nothing, for a model not built yet
@@ -948,8 +950,8 @@ def replace_main(
         return f"main is stored at {detail.location}, outside its schema's folder"
     if detail.clustering_columns and config.partition_by:
         return "Delta does not replace a clustered table with a partitioned one"
-    definition, clause = _main_definition(tables, plan, config, _main_properties(config))
-    partitions = layout_columns(plan, config)[1] if clause == "PARTITIONED BY" else []
+    definition, clause, layout = _main_definition(tables, plan, config, _main_properties(config))
+    partitions = layout if clause == "PARTITIONED BY" else []
     if _in_memory_catalog(spark) and (
         _partitioned_not_last(columns_of(spark, tables.main).names, detail.partition_columns)
         or _partitioned_not_last(plan.columns, partitions)
@@ -1005,7 +1007,7 @@ def _create_main(
     """Create main (:func:`create_or_evolve_main`), taking over its folder from a run
     stopped while it created main; a folder another table's files hold is refused."""
     tagged = partial(engine_commit, spark, tag)
-    definition, clause = _main_definition(tables, plan, config, properties)
+    definition, clause, _ = _main_definition(tables, plan, config, properties)
     # An external main's files outlive DROP TABLE (--full-refresh's, or a user's): the
     # new main replaces what they hold, as dbt-spark's table materialization does. A
     # cycle diffs against main as the catalog has it, so none of it is lost that way.
