@@ -114,6 +114,12 @@ def test_generated_disturbances_between_refreshes(spark, vacuum_allowed):
         assert model.vnode_rows() == rows_per_vnode(model, rows_of(snapshot)), context
 
 
+def rewrite_staging_alike(model: EngineModel) -> None:
+    """Staging overwritten outside the engine with the rows it holds."""
+    staging = model.tables.staging
+    model.spark.sql(f"INSERT OVERWRITE {staging} SELECT * FROM {staging}")
+
+
 def staging_version(model: EngineModel) -> int | None:
     """Staging's newest version; None where it does not exist."""
     if not model.spark.catalog.tableExists(model.tables.staging):
@@ -149,8 +155,7 @@ def test_the_last_snapshot_again_leaves_staging_as_it_is(spark, vacuum_allowed):
     vnodes = 8
     for what in plan:
         if what == "staging rewritten alike":
-            staging = model.tables.staging
-            spark.sql(f"INSERT OVERWRITE {staging} SELECT * FROM {staging}")
+            rewrite_staging_alike(model)
         else:
             disturb(model, what, rng, snapshot)
         if what == "vnodes changed":
@@ -255,8 +260,7 @@ def test_stagings_write_counts_what_the_diff_needs_of_it(spark, monkeypatch):
     model = EngineModel(spark, DDL, unique_key="id", vnodes=4)
 
     def again_with_staging_rewritten(rows: list[tuple]) -> RefreshResult:
-        staging = model.tables.staging
-        spark.sql(f"INSERT OVERWRITE {staging} SELECT * FROM {staging}")  # the same rows
+        rewrite_staging_alike(model)
         before = staging_version(model)
         again = model.refresh(rows)
         assert staging_version(model) == before + 1, again.message
