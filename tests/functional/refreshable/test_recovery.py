@@ -259,6 +259,25 @@ def test_a_chunk_applied_twice_changes_nothing_the_second_time(model):
     assert (result.rows_inserted, result.rows_deleted) == (30, 20), "counts reconciled"
 
 
+def test_chunks_found_in_mains_history_wait_for_the_resumes_next_checkpoint(model):
+    """A resume records the chunks it finds committed to main (their checkpoint lost in a
+    crash) with its own next checkpoint, not in a write before its merge. Stopped again
+    before that checkpoint, the next resume finds them in main's history once more, with the
+    chunk the stopped resume committed: each chunk is applied once and the counts add up."""
+    version = model.version()
+    crash(model, "chunk_committed@1", NEW)
+    planned, progress_before = model.chunks_planned(), model.table_version("progress")
+    assert planned >= 3, "two crashed runs must leave a chunk to merge"
+    crash(model, "chunk_committed@1", NEW)  # the resume's first chunk, chunk 1
+    assert model.table_version("progress") == progress_before, "no progress row written"
+    result = model.refresh(lambda: pytest.fail("the model must not run"))
+    assert result.resumed and result.chunks_done == planned - 2
+    merges = [h["operation"] for h in model.history(version)]
+    assert merges == ["MERGE"] * planned, "each chunk applied once"
+    assert model.main() == sorted(NEW)
+    assert (result.rows_inserted, result.rows_deleted) == (30, 20), "counts of three runs"
+
+
 def test_crash_after_the_last_chunk_completes_the_cycle_without_a_merge(model):
     crash(model, "merged", NEW)
     assert model.cycle_to_resume() is not None

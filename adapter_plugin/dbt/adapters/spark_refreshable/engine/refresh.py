@@ -1162,23 +1162,26 @@ class RefreshRun:
         vnode_rows: dict[int, int],
         history: MainHistory,
     ) -> progress.Checkpoint:
-        """Checkpoint the chunks whose main commit landed but whose checkpoint did not (a
-        crash in between), from main's history. Their counts go on their first vnode."""
+        """``done`` and the chunks whose main commit landed but whose checkpoint did not (a
+        crash in between), from main's history. Like the chunks this run merges, they are
+        recorded with the cycle's next checkpoint, and until then their commits in main's
+        history stand for them, where another resume finds them again: the resume writes
+        and reads no progress row before its merge. Their counts go on their first vnode."""
         committed = history.committed_chunks(loaded.refresh_id)
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
+        if not missing:
+            return done
+        totals = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
         for chunk in missing:
             version, counts = committed[chunk.index]
             per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
             self._unrecorded.append(progress.MergedChunk(chunk, per_vnode, version))
-        if missing:
-            self._checkpoint(loaded.refresh_id, vnode_rows)
-            listed = ", ".join(str(c.index) for c in missing)
-            self.report.say(f"chunk(s) {listed} committed to main before the run stopped")
-        return (
-            progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
-            if missing
-            else done
-        )
+            for op in totals:
+                totals[op] += counts.get(op, 0)
+        listed = ", ".join(str(c.index) for c in missing)
+        self.report.say(f"chunk(s) {listed} committed to main before the run stopped")
+        merged = done.chunks | {c.index for c in missing}
+        return progress.Checkpoint(merged, totals["I"], totals["U"], totals["D"])
 
     def _checkpoint(self, refresh_id: str, vnode_rows: dict[int, int]) -> None:
         """Record the merged chunks not yet in the progress table, in one commit; the
