@@ -860,7 +860,7 @@ class RefreshRun:
         with self.clock.measure("bookkeeping"):
             main_as_merged = self._main_as_merged(loaded.plan)
             history = MainHistory.since(self.spark, self.tables, loaded.plan.base_version)
-            done = self._chunks_done(loaded, chunks, vnode_rows, history)
+            done = self._chunks_done(loaded, chunks, history)
         # the change set is exact while main holds no commit but this cycle's
         current = history.latest if history.only_cycle(loaded.refresh_id) else None
         counts, current = self._merge_chunks(loaded, cycle, chunks, done, vnode_rows, current)
@@ -906,7 +906,6 @@ class RefreshRun:
         self,
         loaded: LoadedCycle,
         chunks: list[progress.Chunk],
-        vnode_rows: dict[int, int],
         history: MainHistory,
     ) -> progress.Checkpoint:
         """The chunks of ``loaded`` already merged: none of a cycle this run loaded; of a
@@ -916,7 +915,7 @@ class RefreshRun:
             return progress.Checkpoint(frozenset())
         done = progress.read_checkpoint(self.spark, self.tables, loaded.refresh_id)
         self._checkpoints_written = bool(done.chunks)
-        return self._reconcile_with_main(loaded, chunks, done, vnode_rows, history)
+        return self._reconcile_with_main(loaded, chunks, done, history)
 
     def _merge_chunks(
         self,
@@ -1159,7 +1158,6 @@ class RefreshRun:
         loaded: LoadedCycle,
         chunks: list[progress.Chunk],
         done: progress.Checkpoint,
-        vnode_rows: dict[int, int],
         history: MainHistory,
     ) -> progress.Checkpoint:
         """``done`` and the chunks whose main commit landed but whose checkpoint did not (a
