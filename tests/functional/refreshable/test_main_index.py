@@ -13,10 +13,11 @@ import random
 import pytest
 
 from dbt.adapters.spark_refreshable.engine import diff, load
-from dbt.adapters.spark_refreshable.engine.errors import SnapshotRejectedError
+from dbt.adapters.spark_refreshable.engine.errors import InjectedFault, SnapshotRejectedError
 from dbt.adapters.spark_refreshable.engine.job import RefreshResult
 from dbt.adapters.spark_refreshable.engine.proof import LastSnapshot
 from tests.functional.refreshable.engine_harness import EngineModel
+from tests.support.faults import injected
 
 SEED = int(os.environ.get("REFRESHABLE_TEST_SEED", "20261123"))
 IDS = 60
@@ -177,6 +178,29 @@ def test_the_last_snapshot_again_leaves_staging_as_it_is(spark, vacuum_allowed):
         result = model.refresh(rows_of(snapshot), vnodes=vnodes)
         assert exactly(model.main()) == exactly(rows_of(snapshot)), context
         assert not result.diff_read_main and staging_version(model) != recorded, context
+
+
+def test_a_cycle_crashed_after_keeping_staging_leaves_the_index_whole(spark):
+    """The last snapshot again, crashed after the check that kept staging (the load's crash
+    point: REFRESHING left by a gone owner): nothing was written, the next run starts a new
+    cycle that keeps staging again, and the next changed snapshot is diffed through the
+    index, main equal to it."""
+    rng = random.Random(SEED + 3)
+    model = EngineModel(spark, DDL, unique_key="id")
+    snapshot = next_snapshot(rng, {})
+    model.refresh(rows_of(snapshot))
+    kept, main_version = staging_version(model), model.version()
+    with injected("loading:raise"), pytest.raises(InjectedFault, match="loading"):
+        model.refresh(rng.sample(rows_of(snapshot), len(snapshot)))
+    assert model.state().phase == "REFRESHING", "left as a crash leaves it"
+    assert (staging_version(model), model.version()) == (kept, main_version)
+    again = model.refresh(rows_of(snapshot))
+    assert again.rows_affected == 0 and staging_version(model) == kept
+    assert model.state().phase == "IDLE"
+    snapshot = next_snapshot(rng, snapshot)
+    result = model.refresh(rows_of(snapshot))
+    assert not result.diff_read_main
+    assert exactly(model.main()) == exactly(rows_of(snapshot))
 
 
 def alike_in_size(rng: random.Random, current: dict[int, tuple]) -> dict[int, tuple]:
