@@ -1163,8 +1163,9 @@ class RefreshRun:
         """``done`` and the chunks whose main commit landed but whose checkpoint did not (a
         crash in between), from main's history. Like the chunks this run merges, they are
         recorded with the cycle's next checkpoint, and until then their commits in main's
-        history stand for them, where another resume finds them again: the resume writes
-        and reads no progress row before its merge. Their counts go on their first vnode."""
+        history stand for them, where another resume finds them again: the resume neither
+        writes progress nor reads it again before its merge. Their counts go on their first
+        vnode."""
         committed = history.committed_chunks(loaded.refresh_id)
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
         if not missing:
