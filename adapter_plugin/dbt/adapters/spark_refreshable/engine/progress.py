@@ -66,6 +66,10 @@ class Checkpoint:
     rows_updated: int = 0
     rows_deleted: int = 0
 
+    def counts(self) -> dict[str, int]:
+        """Its rows per op ('I', 'U', 'D'), in a dict of their own."""
+        return {"I": self.rows_inserted, "U": self.rows_updated, "D": self.rows_deleted}
+
 
 def plan_chunks(vnode_rows: dict[int, int], vnodes: int, chunk_rows: int) -> list[Chunk]:
     """Contiguous vnode ranges of at most ``chunk_rows`` rows each (a single vnode larger

@@ -928,7 +928,7 @@ class RefreshRun:
     ) -> tuple[dict[str, int], int | None]:
         """Merge the chunks not ``done``, each in its commit; the cycle's counts (op ->
         rows) and main's version that holds exactly the snapshot (None: unknown)."""
-        counts = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
+        counts = done.counts()
         pending = [c for c in chunks if c.index not in done.chunks]
         rows_done = sum(c.rows for c in chunks if c.index in done.chunks)
         rows_total = sum(c.rows for c in chunks)
@@ -1170,13 +1170,13 @@ class RefreshRun:
         missing = [c for c in chunks if c.index in committed and c.index not in done.chunks]
         if not missing:
             return done
-        totals = {"I": done.rows_inserted, "U": done.rows_updated, "D": done.rows_deleted}
+        totals = done.counts()
         for chunk in missing:
             version, counts = committed[chunk.index]
             per_vnode = {op: {chunk.first_vnode: n} for op, n in counts.items()}
             self._unrecorded.append(progress.MergedChunk(chunk, per_vnode, version))
             for op in totals:
-                totals[op] += counts.get(op, 0)
+                totals[op] += counts[op]
         listed = ", ".join(str(c.index) for c in missing)
         self.report.say(f"chunk(s) {listed} committed to main before the run stopped")
         merged = done.chunks | {c.index for c in missing}
