@@ -3,8 +3,11 @@ repository, installed into a fresh virtualenv, and a project outside the reposit
 profile gets Delta the way Delta's docs say (`spark.jars` pointing at the jars, here the
 ones set-up resolved, so the test stays offline). `dbt debug`, `dbt run` and `dbt test`
 work, and the adapter and its materialization come from the wheel, not from the repository.
-The three commands run in one Python process through dbt's programmatic entry point (as an
-orchestrator calls dbt), so that Spark starts once, not three times.
+The project's second model is partitioned by its first column, which a `--full-refresh`
+replaces in one commit on the Hive metastore a user's profile gets by default (the suite's
+own sessions use Spark's in-memory catalog, where such a main is dropped and built instead:
+test_recovery.py). The commands run in one Python process through dbt's programmatic entry
+point (as an orchestrator calls dbt), so that Spark starts once, not four times.
 
 The new virtualenv sees the already installed dependencies (dbt-core, dbt-spark, pyspark,
 delta-spark) through a path file, but not the repository's editable install: a path added
@@ -32,9 +35,17 @@ MODEL = """{{ config(materialized='refreshable', unique_key='id') }}
 select id, concat('v', cast(id * {{ var('day', 1) }} as string)) as value
 from range(0, {{ 50 + 10 * var('day', 1) }}) as r(id)
 """
+# partitioned by other than its last column
+REGIONS = """{{ config(materialized='refreshable', unique_key='id', partition_by='region') }}
+select case when id % 3 = 0 then 'eu' else 'us' end as region, id,
+       concat('r', cast(id * {{ var('day', 1) }} as string)) as value
+from range({{ 5 * var('day', 1) }}, {{ 40 + 5 * var('day', 1) }}) as r(id)
+"""
 SCHEMA = """version: 2
 models:
   - name: orders
+    data_tests: [refreshable_matches_snapshot]
+  - name: regions
     data_tests: [refreshable_matches_snapshot]
 """
 PROFILE = """shop:
@@ -120,13 +131,14 @@ def fresh_virtualenv(work: Path, wheel: Path) -> Path:
 
 
 def user_project(work: Path) -> Path:
-    """A dbt project and profile outside the repository: one refreshable model, tested."""
+    """A dbt project and profile outside the repository: two refreshable models, tested."""
     project = work / "shop"
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text(
         "name: shop\nversion: '1.0'\nconfig-version: 2\nprofile: shop\n"
     )
     (project / "models" / "orders.sql").write_text(MODEL)
+    (project / "models" / "regions.sql").write_text(REGIONS)
     (project / "models" / "schema.yml").write_text(SCHEMA)
     jars = ",".join(str(j) for j in sorted((ROOT / ".spark" / "jars").glob("*.jar")))
     (project / "profiles.yml").write_text(
@@ -155,13 +167,21 @@ def test_the_wheel_in_a_fresh_virtualenv_runs_a_project_of_its_own(tmp_path):
             wheel.namelist()
         )
 
-    commands = [["debug"], ["build", "--vars", "{day: 1}"], ["build", "--vars", "{day: 2}"]]
+    commands = [
+        ["debug"],
+        ["build", "--vars", "{day: 1}"],
+        ["build", "--vars", "{day: 2}"],
+        ["build", "--full-refresh", "--select", "regions", "--vars", "{day: 3}"],
+    ]
     done = run_bounded(
         [str(python), "-c", RUN_COMMANDS, json.dumps(commands)], cwd=project, env=env, timeout=900
     )
     assert done.returncode == 0, f"{done.stdout[-4000:]}{done.stderr[-2000:]}"
-    _, debug, first, second = done.stdout.split("@@ dbt ")
+    _, debug, first, second, replaced = done.stdout.split("@@ dbt ")
     assert "All checks passed" in debug, debug[-4000:]
-    assert "PASS=2" in first, first[-4000:]
-    assert "REFRESHED +10 ~" in second, second[-4000:]
-    assert "PASS=2" in second, second[-4000:]
+    assert "PASS=4" in first, first[-4000:]
+    assert "REFRESHED +10 ~" in second and "REFRESHED +5 ~" in second, second[-4000:]
+    assert "PASS=4" in second, second[-4000:]
+    # main replaced in place, not dropped first; then proved equal to day 3
+    assert "replaced main with the snapshot's 40 rows in one commit" in replaced, replaced[-4000:]
+    assert "REPLACED +40 ~0 -0 =0" in replaced and "PASS=2" in replaced, replaced[-4000:]
