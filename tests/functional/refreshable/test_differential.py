@@ -230,7 +230,8 @@ def refreshed(
 def redrawn_table_config(rng: random.Random, model: GeneratedModel, keys: list[list[str]]) -> dict:
     """A day's config: another draw (``drawn_table_config``), the unique_key one of
     ``keys`` (the same columns in another order: another vnode layout), and no layout
-    config unless drawn (main keeps the layout it was created with, and says so)."""
+    config unless drawn (main keeps the partitioning it was created with, and says so; a
+    drawn clustering is applied to a main not partitioned)."""
     config = {"partition_by": None, "liquid_clustered_by": None}
     return {**config, **drawn_table_config(rng, model), "unique_key": rng.choice(keys)}
 

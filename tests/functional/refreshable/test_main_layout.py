@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from dbt.adapters.spark_refreshable.engine import tables
 from dbt.adapters.spark_refreshable.engine.commits import session_confs
 from dbt.adapters.spark_refreshable.engine.errors import (
     ConfigError,
@@ -343,17 +344,52 @@ def test_a_snapshot_without_a_column_of_mains_layout_is_refused_before_anything_
     assert model.main() == sorted(DAY2)
 
 
-def test_an_empty_main_without_a_layout_is_clustered_as_configured(spark, monkeypatch):
-    """Main is clustered after its CREATE (Delta misparses a CREATE's CLUSTER BY after an
-    emoji): a main left empty and unclustered between the two, as a crash would, or built
-    from an empty snapshot before clustering was configured, is clustered by the next run."""
+def clustering(model: EngineModel) -> list[str]:
+    return list(detail(model)["clusteringColumns"])
+
+
+def test_clustering_follows_the_config_on_the_next_run(spark, monkeypatch):
+    """liquid_clustered_by reaches an existing main by ALTER TABLE ... CLUSTER BY, a commit
+    of metadata only (as dbt-databricks applies it): a main built without it, empty or not,
+    is clustered by the next run, and a changed clustering is applied. The ALTER is the
+    cycle's own commit: the next cycle still diffs through main's index. An unset config
+    leaves main's clustering as it is."""
     said = record_messages(monkeypatch)
     model = EngineModel(spark, DDL, unique_key="id")
-    model.refresh([], allow_empty_snapshot=True)
+    model.refresh([], allow_empty_snapshot=True)  # as a crash between CREATE and clustering
     model.refresh(DAY1, liquid_clustered_by=["region", "id"])
-    assert list(detail(model)["clusteringColumns"]) == ["region", "id"]
-    assert model.main() == sorted(DAY1)
+    assert clustering(model) == ["region", "id"]
+    model.refresh(DAY2)
+    assert clustering(model) == ["region", "id"], "kept while the config names none"
+    version = model.version()
+    model.refresh(DAY2, liquid_clustered_by="ID")  # the same rows, clustered by another
+    assert clustering(model) == ["id"]
+    assert [h["operation"] for h in model.history(version)] == ["CLUSTER BY"]
+    assert model.refresh(DAY3).diff_read_main is False, "the index trusted after the ALTER"
+    crash_then_resume(model, DAY1)
+    assert clustering(model) == ["id"] and model.main() == sorted(DAY1)
     assert not [m for m in said if "main keeps its layout" in m], said
+
+
+def test_a_full_refresh_stopped_before_clustering_main_is_clustered_by_the_next_run(
+    spark, monkeypatch
+):
+    """A --full-refresh replaces main, then clusters it in a commit of its own (Delta
+    misparses a CREATE's CLUSTER BY after an emoji): a run stopped between the two leaves
+    main holding the snapshot, unclustered, and the next run clusters it."""
+    model = EngineModel(spark, DDL, unique_key="id", liquid_clustered_by="region")
+    model.refresh(DAY1)
+
+    def stopped(*_: Any) -> None:
+        raise InjectedFault("stopped before clustering")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(tables, "_cluster", stopped)
+        with pytest.raises(InjectedFault):
+            model.refresh(DAY2, full_refresh=True, liquid_clustered_by="id")
+    assert clustering(model) == [] and model.main() == sorted(DAY2)
+    model.refresh(DAY3, liquid_clustered_by="id")
+    assert clustering(model) == ["id"] and model.main() == sorted(DAY3)
 
 
 def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, monkeypatch):
@@ -370,6 +406,12 @@ def test_a_changed_layout_is_reported_and_main_kept_until_a_full_refresh(spark, 
     model.refresh(DAY3, full_refresh=True)
     assert list(detail(model)["partitionColumns"]) == ["region"]
     assert model.main() == sorted(DAY3)
+    # Delta clusters no partitioned table: a clustering waits for a --full-refresh too
+    del model.config["partition_by"]
+    model.refresh(DAY1, liquid_clustered_by="id")
+    assert list(detail(model)["partitionColumns"]) == ["region"] and clustering(model) == []
+    assert any("liquid_clustered_by is ['id'], main has none" in m for m in said), said
+    assert model.main() == sorted(DAY1)
 
 
 def test_two_models_of_one_alias_under_one_location_root_are_refused(spark, tmp_path):

@@ -43,7 +43,6 @@ from dbt.adapters.spark_refreshable.engine.commits import (
     snapshot_identity,
     snapshot_properties,
     table_detail,
-    table_files,
     table_version,
 )
 from dbt.adapters.spark_refreshable.engine.errors import (
@@ -173,10 +172,16 @@ class MainDetail:
     change_data_feed: bool  # Delta writes main's change data feed (config, or a user's own)
     owner: str | None  # the model an external main was created for (OWNER_PROPERTY)
 
-    @property
-    def takes_clustering(self) -> bool:
-        """Main holds no file and no layout: as created, it can still be clustered."""
-        return not (self.files or self.partition_columns or self.clustering_columns)
+    def reclusters_to(self, wanted: list[str]) -> bool:
+        """Whether main is to be clustered by ``wanted`` (liquid_clustered_by) with an
+        ``ALTER TABLE ... CLUSTER BY``: it is clustered otherwise or not at all, and not
+        partitioned (Delta clusters no partitioned table). The ALTER changes Delta's
+        metadata only; files written from then on, and ``OPTIMIZE``, follow it."""
+        return (
+            bool(wanted)
+            and not self.partition_columns
+            and [*map(fold_name, self.clustering_columns)] != [*map(fold_name, wanted)]
+        )
 
     @classmethod
     def of_snapshot(cls, spark: Any, snapshot: Any) -> MainDetail:
@@ -840,8 +845,10 @@ def _owner_at(spark: Any, location: str) -> str | None:
 
 def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None) -> str | None:
     """How an existing main's partitioning, clustering or location differs from the model's
-    config (``location``: ``main_location``'s), if it does. Layout applies when main is
-    created."""
+    config (``location``: ``main_location``'s), if it does, where only a --full-refresh can
+    bring main to it. Partitioning and location apply when main is created; a clustering
+    the config names is applied by the cycle's merge to a main not partitioned
+    (``create_or_evolve_main``)."""
     wanted = {
         "partition_by": list(config.partition_by),
         "liquid_clustered_by": list(config.cluster_by),
@@ -850,7 +857,7 @@ def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None
         "partition_by": detail.partition_columns,
         "liquid_clustered_by": (
             wanted["liquid_clustered_by"]
-            if detail.takes_clustering  # the merge clusters it (``create_or_evolve_main``)
+            if detail.reclusters_to(wanted["liquid_clustered_by"])
             else detail.clustering_columns
         ),
     }
@@ -864,7 +871,8 @@ def layout_drift(detail: MainDetail, config: RefreshConfig, location: str | None
     if not differing:
         return None
     return (
-        f"{'; '.join(differing)}. Layout is set when main is created: run "
+        f"{'; '.join(differing)}. Partitioning and location are set when main is created, "
+        f"and Delta clusters no partitioned table: run "
         f"`dbt run --full-refresh --select <model>` to rebuild main with it"
     )
 
@@ -886,7 +894,8 @@ def create_or_evolve_main(
     properties = _main_properties(config)
     if table_exists(spark, tables.main):
         _evolve_main(spark, tables, plan, config, properties, tagged, before_alter)
-        if config.cluster_by and _takes_clustering(spark, tables):
+        detail = main_detail(spark, tables) if config.cluster_by else None
+        if detail is not None and detail.reclusters_to(layout_columns(plan, config)[1]):
             before_alter()
             _cluster(spark, tables, plan, config, tagged)
     else:
@@ -1039,15 +1048,6 @@ def _create_main(
 
 def _layout_clause(clause: str, columns: list[str]) -> str:
     return f"{clause} ({', '.join(ident(c) for c in columns)})"
-
-
-def _takes_clustering(spark: Any, tables: ModelTables) -> bool:
-    """Whether an existing main holds no file and no layout: as created, when a crash came
-    between its CREATE and its clustering (``_cluster``), so that it can be clustered."""
-    if table_files(spark, tables.main)[0]:
-        return False
-    detail = main_detail(spark, tables)
-    return detail is not None and detail.takes_clustering
 
 
 def _cluster(
