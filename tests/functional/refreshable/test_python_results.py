@@ -481,6 +481,57 @@ def test_pandas_na_in_a_frame_converted_row_by_row_is_refused_with_its_fix(spark
     assert [row.flag for row in held] == [None if v is pd.NA else v for v in flags.tolist()]
 
 
+def test_an_arrow_map_column_holding_na_is_refused_with_its_fix(spark):
+    """Converted row by row, an Arrow map column's NA is not read, and its maps are lists
+    of pairs (an array of structs); the fix the message gives (dicts, and a schema that
+    names the column a MAP, since Spark infers a dict as a struct) keeps every map."""
+    maps = [[("a", 1), ("b", None)], None, []]
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3],
+            "m": pd.Series(maps, dtype=pd.ArrowDtype(pa.map_(pa.string(), pa.int64()))),
+        }
+    )
+    with pytest.raises(ConfigError) as raised:
+        as_spark_frame(spark, frame)
+    message = str(raised.value)
+    assert "`m` (map<string, int64>[pyarrow])" in message, message
+    assert "schema='... `m` MAP<STRING,BIGINT> ...'" in message, message
+    # the fix it gives
+    frame["m"] = pd.Series(
+        [None if v is pd.NA else dict(v) for v in frame["m"]], index=frame.index, dtype=object
+    )
+    held = spark.createDataFrame(frame, schema="id BIGINT, `m` MAP<STRING,BIGINT>")
+    rows = as_spark_frame(spark, held).orderBy("id").collect()
+    assert [row.m for row in rows] == [{"a": 1, "b": None}, None, {}]
+
+
+@pytest.mark.parametrize(
+    "values, refused",
+    [
+        # 40 digits: no DECIMAL holds them
+        (
+            [decimal.Decimal("1" * 40), decimal.Decimal(2)],
+            "more digits than any DECIMAL holds (over 38",
+        ),
+        (
+            [decimal.Decimal("1." + "1" * 38), decimal.Decimal(2)],
+            "more digits than any DECIMAL holds (over 38",
+        ),
+        # 25 digits before the point: DECIMAL(38,0) holds them, not the DECIMAL(38,18) that
+        # the row-by-row conversion infers (forced here by an unsigned column, as below)
+        ([decimal.Decimal("1" * 25), decimal.Decimal(2)], "beyond the 20 of DECIMAL(38,18)"),
+    ],
+)
+def test_decimals_spark_cannot_convert_name_what_holds_them(spark, values, refused):
+    frame = pd.DataFrame(
+        {"id": [1, 2], "d": pd.Series(values, dtype=object), "u8": np.arange(2, dtype="uint8")}
+    )
+    with pytest.raises(ConfigError) as raised:
+        as_spark_frame(spark, frame)
+    assert refused in str(raised.value) and "`d`" in str(raised.value), raised.value
+
+
 TOKYO_TEN = datetime.datetime(2026, 7, 1, 10, tzinfo=datetime.timezone(datetime.timedelta(hours=9)))
 
 

@@ -49,6 +49,7 @@ from pyspark.sql.types import (
 
 from dbt.adapters.spark_refreshable.engine.errors import ConfigError, first_line
 from dbt.adapters.spark_refreshable.engine.pandas_values import missing, parts, shown_examples
+from dbt.adapters.spark_refreshable.engine.sql import ident
 from dbt.adapters.spark_refreshable.engine.wall_times import wall_times_moved
 
 # a Python str may hold UTF-16 surrogates (chr(0xD83D), or a pair of them where one
@@ -80,6 +81,7 @@ KINDS: dict[type, tuple[type, ...]] = {
 # how Spark's conversion of a pandas frame fails: types it cannot infer, and on Spark
 # Connect (Arrow alone) the server's refusals and the client's overflows
 CONVERSION_ERRORS = (PySparkException, OverflowError, ValueError, NotImplementedError)
+DECIMAL_DIGITS = 38  # the most digits a Spark DECIMAL holds
 # what to do, by the first word of what _why_changed found
 FIXES = {
     "integers": "Spark's BIGINT holds -2**63 to 2**63 - 1: convert the values to strings "
@@ -96,6 +98,11 @@ FIXES = {
     "return dicts, whose missing keys are NULL",
     "missing": "Give the column Python values with None where missing (pandas.Series("
     "df[c].tolist(), index=df.index, dtype=object).where(df[c].notna(), None))",
+    "maps": "Give such a column dicts, with None where missing (pandas.Series([None if v is "
+    "pandas.NA else dict(v) for v in df[c]], index=df.index, dtype=object)), and the frame a "
+    "schema that names it a MAP (Spark infers a dict as a struct)",
+    "more": "Spark's DECIMAL holds at most 38 digits: convert the values to strings "
+    "(.astype(str)), or to floats (float(...), rounded to about 16 digits)",
     "zoned": "Give the column datetimes of one kind: all without a time zone (convert them to "
     "the zone you mean, then .replace(tzinfo=None)), or all with one (a TIMESTAMP column)",
     "surrogates": "Join surrogate pairs into the characters they stand for (.encode("
@@ -169,16 +176,39 @@ def _columns_holding_pandas_na(error: BaseException, frame: Any) -> str:
     if not (took_for_struct or "CANNOT_INFER_TYPE_FOR_FIELD" in text):
         return ""
     holding = [
-        f"`{name}` ({dtype})"
+        (name, dtype)
         for (name, dtype), (_, column) in zip(frame.dtypes.items(), frame.items(), strict=True)
         if any(value is pandas.NA for value in column)
     ]
-    if not holding:
-        return ""
-    return (
-        f" Spark converted the frame row by row, which cannot read pandas' NA, held by "
-        f"{', '.join(holding)}. {FIXES['missing']}."
-    )
+    maps = [(name, dtype) for name, dtype in holding if _arrow_map_type(dtype) is not None]
+    others = [column for column in holding if column not in maps]
+    said = ""
+    if others:
+        said += (
+            f" Spark converted the frame row by row, which cannot read pandas' NA, held by "
+            f"{', '.join(f'`{name}` ({dtype})' for name, dtype in others)}. {FIXES['missing']}."
+        )
+    if maps:
+        said += (
+            f" Spark converted the frame row by row, which reads neither the missing values "
+            f"of an Arrow map column (pandas' NA) nor its maps (as lists of pairs): "
+            f"{', '.join(f'`{name}` ({dtype})' for name, dtype in maps)}. {FIXES['maps']}: "
+            f"session.createDataFrame(df, schema='... "
+            f"{', '.join(f'{ident(name)} {_arrow_map_type(dtype)}' for name, dtype in maps)} "
+            f"...')."
+        )
+    return said
+
+
+def _arrow_map_type(dtype: Any) -> str | None:
+    """The Spark type of a pandas column of Arrow maps, spelled for a schema; else None."""
+    arrow = getattr(dtype, "pyarrow_dtype", None)  # pandas.ArrowDtype: pyarrow is there
+    if arrow is None:
+        return None
+    import pyarrow
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    return from_arrow_type(arrow).simpleString().upper() if pyarrow.types.is_map(arrow) else None
 
 
 def _columns_arrow_refuses(error: BaseException, frame: Any) -> str:
@@ -345,7 +375,18 @@ def _why_changed(value: Any, dtype: DataType) -> str | None:
     if isinstance(dtype, DecimalType) and isinstance(value, decimal.Decimal):
         if value.is_infinite():
             return "infinite Decimals, which DECIMAL cannot hold (Spark's conversion fails)"
-        if _digits_after_point(value) > dtype.scale:
+        whole, fraction = _digits_before_point(value), _digits_after_point(value)
+        if whole + fraction > DECIMAL_DIGITS:
+            return (
+                f"more digits than any DECIMAL holds (over {DECIMAL_DIGITS}: Spark's "
+                f"conversion fails)"
+            )
+        if whole > dtype.precision - dtype.scale:
+            return (
+                f"digits before the point beyond the {dtype.precision - dtype.scale} of "
+                f"{dtype.simpleString().upper()} (Spark's conversion fails)"
+            )
+        if fraction > dtype.scale:
             return f"digits past the {dtype.scale} after the point that Spark keeps (rounded)"
     if (
         isinstance(dtype, TimestampNTZType)
@@ -376,6 +417,11 @@ def _other_kind(value: Any, dtype: DataType) -> str | None:
         return None
     name = dtype.simpleString().upper()
     return f"other kinds of value than {name} (Python {type(value).__name__}), which Spark converts"
+
+
+def _digits_before_point(value: decimal.Decimal) -> int:
+    """A finite Decimal's digits before the point (0 for a zero, and below 1)."""
+    return 0 if value.is_zero() else max(0, value.adjusted() + 1)
 
 
 def _digits_after_point(value: decimal.Decimal) -> int:
