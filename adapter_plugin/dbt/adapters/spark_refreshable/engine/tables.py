@@ -176,7 +176,7 @@ class MainDetail:
         """Whether main is to be clustered by ``wanted`` (liquid_clustered_by) with an
         ``ALTER TABLE ... CLUSTER BY``: it is clustered otherwise or not at all, and not
         partitioned (Delta clusters no partitioned table). The ALTER changes Delta's
-        metadata only; files written from then on, and ``OPTIMIZE``, follow it."""
+        metadata only: ``OPTIMIZE`` lays files out by it."""
         return (
             bool(wanted)
             and not self.partition_columns
