@@ -186,18 +186,23 @@ def _columns_holding_pandas_na(error: BaseException, frame: Any) -> str:
     if others:
         said += (
             f" Spark converted the frame row by row, which cannot read pandas' NA, held by "
-            f"{', '.join(f'`{name}` ({dtype})' for name, dtype in others)}. {FIXES['missing']}."
+            f"{_shown(others)}. {FIXES['missing']}."
         )
     if maps:
         said += (
             f" Spark converted the frame row by row, which reads neither the missing values "
             f"of an Arrow map column (pandas' NA) nor its maps (as lists of pairs): "
-            f"{', '.join(f'`{name}` ({dtype})' for name, dtype in maps)}. {FIXES['maps']}: "
+            f"{_shown(maps)}. {FIXES['maps']}: "
             f"session.createDataFrame(df, schema='... "
             f"{', '.join(f'{ident(name)} {_arrow_map_type(dtype)}' for name, dtype in maps)} "
             f"...')."
         )
     return said
+
+
+def _shown(columns: list[tuple[Any, Any]]) -> str:
+    """Columns (name, pandas dtype) as a message names them."""
+    return ", ".join(f"`{name}` ({dtype})" for name, dtype in columns)
 
 
 def _arrow_map_type(dtype: Any) -> str | None:
@@ -220,7 +225,7 @@ def _columns_arrow_refuses(error: BaseException, frame: Any) -> str:
     if "ARROWTYPE" not in str(error) and not isinstance(error, NotImplementedError):
         return ""
     untakeable = [
-        f"`{name}` ({dtype})"
+        (name, dtype)
         for name, dtype in frame.dtypes.items()
         if dtype.kind in "uc" or dtype == numpy.float16
     ]
@@ -228,7 +233,7 @@ def _columns_arrow_refuses(error: BaseException, frame: Any) -> str:
         return ""
     return (
         f" Spark Connect takes no column of unsigned integers, float16 or complex numbers: "
-        f"{', '.join(untakeable)}. Convert them in the model (.astype('int64'), or "
+        f"{_shown(untakeable)}. Convert them in the model (.astype('int64'), or "
         f"'float64'; a complex number as two float columns)."
     )
 
